@@ -1,0 +1,300 @@
+import CLMDB
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// How much of a commit reaches the disk before `write` returns.
+public enum SyncMode: Sendable, Hashable {
+    /// Data and metadata are flushed with `fsync` on every commit: a committed transaction survives a crash
+    /// or power loss.
+    case full
+    /// `MDB_NOMETASYNC`: the metadata page is flushed with the next commit. A crash may lose the last
+    /// transaction, but the file stays sound.
+    case noMetaSync
+    /// `MDB_NOSYNC`: nothing is flushed; the operating system writes pages when it likes. A crash of the
+    /// process loses nothing, but a power loss may lose recent transactions, and on some filesystems can
+    /// corrupt the file.
+    case noSync
+}
+
+/// How an environment is opened.
+public struct EnvironmentOptions: Sendable, Hashable {
+    /// The initial map size in bytes. The map grows by itself when a write needs more room.
+    public var mapSize: Int = 64 << 20
+    /// How many named databases the environment may hold.
+    public var maxDatabases: Int = 256
+    /// How many read transactions may be open at once across every process using the file.
+    public var maxReaders: Int = 512
+    /// How far each commit is flushed to disk.
+    public var sync: SyncMode = .full
+    /// How many finished read transactions are kept (reset) for reuse instead of being freed.
+    public var readTransactionPoolSize: Int = 16
+    /// Permissions of newly created files.
+    public var fileMode: UInt32 = 0o644
+
+    public init() {}
+}
+
+/// Numbers about an environment (`mdb_env_info`).
+public struct EnvironmentInfo: Sendable, Hashable {
+    /// The current size of the map in bytes.
+    public var mapSize: Int
+    /// The number of the last page in use; `(lastPage + 1) * pageSize` bytes of the map are used.
+    public var lastPage: Int
+    /// The ID of the last committed transaction: the newest version.
+    public var lastTransactionID: UInt64
+    /// The reader slot table's size and how many slots are in use.
+    public var maxReaders: Int
+    public var readersInUse: Int
+}
+
+/// One LMDB environment: a memory-mapped file holding named databases.
+///
+/// Every transaction runs through `read` or `write`. `read` reuses reset read transactions (`mdb_txn_reset` /
+/// `mdb_txn_renew`), so reader slots are never used up by a loop of short reads. `write` grows the map and runs
+/// its closure again when the file is full, and adopts a size grown by another process. `MDB_NOTLS` is always on:
+/// reader slots belong to transactions, not threads, so any thread or task may read.
+///
+/// Open an environment once per file per process: LMDB's locks break when one process opens a file twice.
+public final class Environment: @unchecked Sendable {
+    let handle: OpaquePointer
+    /// The directory holding `data.mdb` and `lock.mdb`.
+    public let path: String
+    /// The options the environment was opened with.
+    public let options: EnvironmentOptions
+
+    /// Held shared by every transaction, exclusively while the map is resized.
+    private let mapLock = ReadWriteLock()
+    /// How many times this thread holds `mapLock` shared.
+    private let sharedHolds = ThreadCounter()
+    /// Reset read transactions waiting to be renewed.
+    private let idleReaders = Mutex<[IdleReader]>([])
+
+    /// Opens (creating when missing) the environment in the directory at `path`, which must exist.
+    ///
+    /// Stale reader slots of processes that died are cleared (`mdb_reader_check`).
+    public init(path: String, options: EnvironmentOptions = .init()) throws(LMDBError) {
+        var env: OpaquePointer?
+        try check(mdb_env_create(&env))
+        guard let env else { throw .system(errno: ENOMEM) }
+        var flags = UInt32(MDB_NOTLS)
+        switch options.sync {
+        case .full: break
+        case .noMetaSync: flags |= UInt32(MDB_NOMETASYNC)
+        case .noSync: flags |= UInt32(MDB_NOSYNC)
+        }
+        do {
+            try check(mdb_env_set_mapsize(env, options.mapSize))
+            try check(mdb_env_set_maxdbs(env, MDB_dbi(options.maxDatabases)))
+            try check(mdb_env_set_maxreaders(env, UInt32(options.maxReaders)))
+            try check(mdb_env_open(env, path, flags, mdb_mode_t(options.fileMode)))
+            var dead: Int32 = 0
+            try check(mdb_reader_check(env, &dead))
+        } catch {
+            mdb_env_close(env)
+            throw error
+        }
+        self.handle = env
+        self.path = path
+        self.options = options
+    }
+
+    deinit {
+        for idle in idleReaders.withLock({ $0 }) { mdb_txn_abort(idle.txn) }
+        mdb_env_close(handle)
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` in a read transaction on the newest committed version.
+    ///
+    /// The transaction and every buffer it returned end when `body` returns.
+    public func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
+        while true {
+            lockShared()
+            let txn: OpaquePointer
+            do {
+                txn = try beginRead()
+            } catch .mapResized {
+                unlockShared()
+                try adoptGrownMap()
+                continue
+            } catch {
+                unlockShared()
+                throw error
+            }
+            defer {
+                finishRead(txn)
+                unlockShared()
+            }
+            return try body(ReadTransaction(handle: txn, environment: self))
+        }
+    }
+
+    /// Runs `body` in the write transaction and commits it; a throw from `body` aborts and writes nothing.
+    ///
+    /// When the map is full, the transaction is aborted, the map grown and `body` run again, so `body` must not
+    /// have effects outside the transaction that cannot be repeated. Calls from several threads or processes
+    /// wait for each other.
+    public func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
+        if sharedHolds.value == 0 { try growIfNearlyFull() }
+        while true {
+            lockShared()
+            var raw: OpaquePointer?
+            let begin = mdb_txn_begin(handle, nil, 0, &raw)
+            guard begin == 0, let raw else {
+                unlockShared()
+                if begin == MDB_MAP_RESIZED {
+                    try adoptGrownMap()
+                    continue
+                }
+                throw LMDBError(code: begin)
+            }
+            let txn = WriteTransaction(handle: raw, environment: self)
+            let sizeAtStart = info.mapSize
+            let result: R
+            do {
+                result = try body(txn)
+            } catch {
+                mdb_txn_abort(raw)
+                unlockShared()
+                guard txn.ranOutOfSpace else { throw error }
+                try grow(beyond: sizeAtStart)
+                continue
+            }
+            // A commit frees the transaction whether it succeeds or fails.
+            let commit = mdb_txn_commit(raw)
+            unlockShared()
+            if commit == 0 { return result }
+            guard commit == MDB_MAP_FULL else { throw LMDBError(code: commit) }
+            try grow(beyond: sizeAtStart)
+        }
+    }
+
+    private func beginRead() throws(LMDBError) -> OpaquePointer {
+        if let idle = idleReaders.withLock({ $0.popLast() })?.txn {
+            let code = mdb_txn_renew(idle)
+            if code == 0 { return idle }
+            mdb_txn_abort(idle)
+            throw LMDBError(code: code)
+        }
+        var txn: OpaquePointer?
+        var code = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
+        if code == MDB_READERS_FULL {
+            // Slots of crashed processes are freed by a reader check; then one more try.
+            var dead: Int32 = 0
+            if mdb_reader_check(handle, &dead) == 0, dead > 0 {
+                code = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
+            }
+        }
+        try check(code)
+        guard let txn else { throw .badTransaction }
+        return txn
+    }
+
+    private func finishRead(_ txn: OpaquePointer) {
+        mdb_txn_reset(txn)
+        let kept = idleReaders.withLock { idle in
+            guard idle.count < options.readTransactionPoolSize else { return false }
+            idle.append(IdleReader(txn: txn))
+            return true
+        }
+        if !kept { mdb_txn_abort(txn) }
+    }
+
+    private func lockShared() {
+        mapLock.lockShared()
+        sharedHolds.value += 1
+    }
+
+    private func unlockShared() {
+        sharedHolds.value -= 1
+        mapLock.unlock()
+    }
+
+    // MARK: Map size
+
+    /// Numbers about the environment: map size, pages used, newest version, readers.
+    public var info: EnvironmentInfo {
+        var raw = MDB_envinfo()
+        mdb_env_info(handle, &raw)
+        return EnvironmentInfo(
+            mapSize: raw.me_mapsize, lastPage: raw.me_last_pgno, lastTransactionID: UInt64(raw.me_last_txnid),
+            maxReaders: Int(raw.me_maxreaders), readersInUse: Int(raw.me_numreaders))
+    }
+
+    /// The size of a database page in bytes.
+    public var pageSize: Int {
+        var stat = MDB_stat()
+        mdb_env_stat(handle, &stat)
+        return Int(stat.ms_psize)
+    }
+
+    /// The longest key (and DUPSORT value) LMDB accepts, in bytes: 511 in a default build.
+    public var maxKeySize: Int { Int(mdb_env_get_maxkeysize(handle)) }
+
+    /// Grows the map to at least `size` bytes. Waits for this process's transactions to finish.
+    public func setMapSize(_ size: Int) throws(LMDBError) {
+        try withMapExclusive { () throws(LMDBError) in
+            if info.mapSize < size { try check(mdb_env_set_mapsize(handle, size)) }
+        }
+    }
+
+    /// Grows the map ahead of a write when more than three quarters of it are used, which saves most writes
+    /// the abort-and-retry of a full map.
+    private func growIfNearlyFull() throws(LMDBError) {
+        let now = info
+        let used = (now.lastPage + 1) * pageSize
+        if used > now.mapSize / 4 * 3 { try grow(beyond: now.mapSize) }
+    }
+
+    /// Doubles the map (by 1 GiB at most a step), unless another thread already grew it past `size`.
+    private func grow(beyond size: Int) throws(LMDBError) {
+        let step = min(size, 1 << 30)
+        try setMapSize(size + max(step, 1 << 20))
+    }
+
+    /// Another process grew the file: take its size (`mdb_env_set_mapsize(0)`).
+    private func adoptGrownMap() throws(LMDBError) {
+        try withMapExclusive { () throws(LMDBError) in try check(mdb_env_set_mapsize(handle, 0)) }
+    }
+
+    private func withMapExclusive(_ body: () throws(LMDBError) -> Void) throws(LMDBError) {
+        // Waiting for the lock while this thread holds it shared (a write inside a read) would never end.
+        guard sharedHolds.value == 0 else { throw .mapFull }
+        mapLock.lockExclusive()
+        defer { mapLock.unlock() }
+        try body()
+    }
+
+    // MARK: Maintenance
+
+    /// Clears reader slots left by processes that died (`mdb_reader_check`); returns how many were cleared.
+    @discardableResult
+    public func checkReaders() throws(LMDBError) -> Int {
+        var dead: Int32 = 0
+        try check(mdb_reader_check(handle, &dead))
+        return Int(dead)
+    }
+
+    /// Writes a consistent copy of the environment into the existing, empty directory `path`;
+    /// with `compacting`, free pages are left out and the copy is as small as its data.
+    public func copy(to path: String, compacting: Bool) throws(LMDBError) {
+        try check(mdb_env_copy2(handle, path, compacting ? UInt32(MDB_CP_COMPACT) : 0))
+    }
+
+    /// Flushes buffers to disk; needed only with a relaxed `SyncMode`.
+    public func sync() throws(LMDBError) {
+        try check(mdb_env_sync(handle, 1))
+    }
+}
+
+/// A reset read transaction in the pool. The pool hands each one to a single thread at a time, which is all
+/// `MDB_NOTLS` asks.
+private struct IdleReader: @unchecked Sendable {
+    let txn: OpaquePointer
+}

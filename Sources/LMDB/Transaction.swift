@@ -1,0 +1,126 @@
+import CLMDB
+
+/// A read-only view of one committed version of the environment.
+///
+/// A transaction exists only inside the closure of `Environment.read` or `Environment.write` and must not
+/// escape it. Byte buffers it returns point into the memory map: they are valid until the transaction ends
+/// (in a write transaction, until the next write to the same database), so copy what must outlive it.
+public class ReadTransaction {
+    /// The `MDB_txn`.
+    let handle: OpaquePointer
+    let environment: Environment
+
+    init(handle: OpaquePointer, environment: Environment) {
+        self.handle = handle
+        self.environment = environment
+    }
+
+    /// The transaction's ID: the number of the committed version it reads (or, for a write, will create).
+    public var id: UInt64 { UInt64(mdb_txn_id(handle)) }
+
+    /// Opens an existing named database; `nil` when the file holds no database of that name.
+    public func openDatabase(named name: String?) throws(LMDBError) -> Database? {
+        var dbi = MDB_dbi()
+        let code = mdb_dbi_open(handle, name, 0, &dbi)
+        if code == MDB_NOTFOUND { return nil }
+        try check(code)
+        return Database(handle: dbi, flags: try flags(of: dbi))
+    }
+
+    func flags(of dbi: MDB_dbi) throws(LMDBError) -> DatabaseFlags {
+        var raw: UInt32 = 0
+        try check(mdb_dbi_flags(handle, dbi, &raw))
+        return DatabaseFlags(rawValue: raw)
+    }
+
+    /// The value stored under `key`, or `nil`. In a DUPSORT database, the first of the key's values.
+    public func get(_ database: Database, key: UnsafeRawBufferPointer) throws(LMDBError) -> UnsafeRawBufferPointer? {
+        var k = mdbValue(key)
+        var v = MDB_val()
+        let code = mdb_get(handle, database.handle, &k, &v)
+        if code == MDB_NOTFOUND { return nil }
+        try check(code)
+        return bytes(of: v)
+    }
+
+    /// Entry counts and B-tree shape of a database (`mdb_stat`); `entries` is exact and costs no scan.
+    public func statistics(_ database: Database) throws(LMDBError) -> DatabaseStatistics {
+        var stat = MDB_stat()
+        try check(mdb_stat(handle, database.handle, &stat))
+        return DatabaseStatistics(stat)
+    }
+
+    /// Runs `body` with a cursor on `database`, closed when `body` returns.
+    public func withCursor<R>(_ database: Database, _ body: (Cursor) throws -> R) throws -> R {
+        var cursor: OpaquePointer?
+        try check(mdb_cursor_open(handle, database.handle, &cursor))
+        guard let cursor else { throw LMDBError.badTransaction }
+        defer { mdb_cursor_close(cursor) }
+        return try body(Cursor(handle: cursor))
+    }
+}
+
+/// The one write transaction of the environment (LMDB serialises writers across threads and processes).
+///
+/// Its changes are visible to itself at once and to everyone else after `Environment.write` commits it.
+public final class WriteTransaction: ReadTransaction {
+    /// Set when any call saw `MDB_MAP_FULL`: the transaction is dead and `Environment.write` grows the map
+    /// and runs the closure again, whatever error the closure turned this one into.
+    private(set) var ranOutOfSpace = false
+
+    /// Creates (when missing) and opens a named database.
+    public func createDatabase(named name: String?, flags: DatabaseFlags = []) throws(LMDBError) -> Database {
+        var dbi = MDB_dbi()
+        try track(mdb_dbi_open(handle, name, flags.rawValue | UInt32(MDB_CREATE), &dbi))
+        let actual = try self.flags(of: dbi)
+        // An existing database keeps the flags it was created with; a mismatch means the file is not ours.
+        if actual.intersection([.duplicateSort, .integerKey]) != flags.intersection([.duplicateSort, .integerKey]) {
+            throw .incompatible
+        }
+        return Database(handle: dbi, flags: actual)
+    }
+
+    /// Stores `value` under `key`. Throws `keyExists` when `flags` forbid overwriting and the key is there.
+    public func put(
+        _ database: Database, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: PutFlags = []
+    ) throws(LMDBError) {
+        var k = mdbValue(key)
+        var v = mdbValue(value)
+        try track(mdb_put(handle, database.handle, &k, &v, flags.rawValue))
+    }
+
+    /// Removes `key` (in a DUPSORT database, all its values). Returns `false` when it was not stored.
+    @discardableResult
+    public func delete(_ database: Database, key: UnsafeRawBufferPointer) throws(LMDBError) -> Bool {
+        var k = mdbValue(key)
+        let code = mdb_del(handle, database.handle, &k, nil)
+        if code == MDB_NOTFOUND { return false }
+        try track(code)
+        return true
+    }
+
+    /// Removes one key/value pair of a DUPSORT database. Returns `false` when it was not stored.
+    @discardableResult
+    public func delete(
+        _ database: Database, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer
+    ) throws(LMDBError) -> Bool {
+        var k = mdbValue(key)
+        var v = mdbValue(value)
+        let code = mdb_del(handle, database.handle, &k, &v)
+        if code == MDB_NOTFOUND { return false }
+        try track(code)
+        return true
+    }
+
+    /// Removes every entry of `database`, keeping the database itself.
+    public func empty(_ database: Database) throws(LMDBError) {
+        try track(mdb_drop(handle, database.handle, 0))
+    }
+
+    @inline(__always)
+    func track(_ code: Int32) throws(LMDBError) {
+        if code == 0 { return }
+        if code == MDB_MAP_FULL { ranOutOfSpace = true }
+        throw LMDBError(code: code)
+    }
+}
