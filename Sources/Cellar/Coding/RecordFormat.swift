@@ -1,0 +1,235 @@
+import Foundation
+
+/// The binary record format: self-describing, so any record can be read without its Swift type.
+///
+/// A record is a format byte (`RecordFormat.version`) and one value. A value is a type byte and a payload:
+/// - numbers: fixed-width little-endian (`Int8`…`UInt64`, `Float`, `Double`); `Bool` as two type bytes;
+/// - `String`, `Data`, `URL`, `Decimal` (as its exact decimal text): a varint length and the bytes;
+/// - `Date`: seconds since 2001 as a `Double`; `UUID`: 16 bytes;
+/// - keyed containers (structs, enums with associated values, dictionaries): a 4-byte payload length,
+///   a 4-byte entry count, then entries `key value`;
+/// - unkeyed containers (arrays, sets): a 4-byte payload length, a 4-byte count, then values.
+///
+/// A key is a varint: even values are `tag << 1`, a small integer naming a key string in the model's key
+/// dictionary (kept in `_meta`, append-only); `len << 2 | 1` is an inline UTF-8 key of `len` bytes that follows
+/// (dictionary keys, which are data, not schema); `3` is an integer key whose zig-zag varint follows.
+/// The lengths let a reader skip values it does not know in constant time.
+enum RecordFormat {
+    static let version: UInt8 = 1
+    /// The deepest nesting a record may have; deeper input is refused rather than risking the stack.
+    static let maximumDepth = 200
+
+    enum ValueType: UInt8 {
+        case null = 0x00
+        case `false` = 0x01
+        case `true` = 0x02
+        case int8 = 0x03
+        case int16 = 0x04
+        case int32 = 0x05
+        case int64 = 0x06
+        case uint8 = 0x07
+        case uint16 = 0x08
+        case uint32 = 0x09
+        case uint64 = 0x0A
+        case float = 0x0B
+        case double = 0x0C
+        case string = 0x0D
+        case bytes = 0x0E
+        case date = 0x0F
+        case uuid = 0x10
+        case url = 0x11
+        case decimal = 0x12
+        case keyed = 0x13
+        case unkeyed = 0x14
+    }
+
+    /// Size of a container header: payload length and entry count, 4 bytes each.
+    static let containerHeaderSize = 8
+
+    /// The coding key type `Dictionary` encodes with. Its containers hold data keys, which are written
+    /// inline instead of entering the model's key dictionary. Found once by watching a dictionary encode
+    /// itself, then recognised by comparing metatypes.
+    static let dictionaryKeyType: Any.Type = {
+        let probe = KeyTypeProbe()
+        try? [String: Int]().encode(to: probe)
+        return probe.keyType ?? Never.self
+    }()
+}
+
+/// An encoder that only records which key type a value asks its keyed container for.
+private final class KeyTypeProbe: Encoder {
+    var keyType: Any.Type?
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        keyType = Key.self
+        return KeyedEncodingContainer(Keyed<Key>())
+    }
+    func unkeyedContainer() -> any UnkeyedEncodingContainer { Unkeyed() }
+    func singleValueContainer() -> any SingleValueEncodingContainer { Unkeyed() }
+
+    private struct Keyed<Key: CodingKey>: KeyedEncodingContainerProtocol {
+        var codingPath: [any CodingKey] { [] }
+        mutating func encodeNil(forKey key: Key) {}
+        mutating func encode<T: Encodable>(_ value: T, forKey key: Key) {}
+        mutating func nestedContainer<N: CodingKey>(keyedBy: N.Type, forKey: Key) -> KeyedEncodingContainer<N> {
+            KeyedEncodingContainer(Keyed<N>())
+        }
+        mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer { Unkeyed() }
+        mutating func superEncoder() -> any Encoder { KeyTypeProbe() }
+        mutating func superEncoder(forKey key: Key) -> any Encoder { KeyTypeProbe() }
+    }
+
+    private struct Unkeyed: UnkeyedEncodingContainer, SingleValueEncodingContainer {
+        var codingPath: [any CodingKey] { [] }
+        var count: Int { 0 }
+        mutating func encodeNil() {}
+        mutating func encode<T: Encodable>(_ value: T) {}
+        mutating func nestedContainer<N: CodingKey>(keyedBy: N.Type) -> KeyedEncodingContainer<N> {
+            KeyedEncodingContainer(Keyed<N>())
+        }
+        mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer { Unkeyed() }
+        mutating func superEncoder() -> any Encoder { KeyTypeProbe() }
+    }
+}
+
+/// A model's key dictionary: each key string its records use, numbered in the order first seen.
+/// Immutable; a writer that meets new keys builds the next one.
+final class KeyDictionary: Sendable {
+    let names: [String]
+    let tags: [String: UInt32]
+
+    init(names: [String]) {
+        self.names = names
+        var tags: [String: UInt32] = [:]
+        for (tag, name) in names.enumerated() { tags[name] = UInt32(tag) }
+        self.tags = tags
+    }
+
+    static let empty = KeyDictionary(names: [])
+
+    /// The dictionary with `added` appended.
+    func appending(_ added: [String]) -> KeyDictionary {
+        added.isEmpty ? self : KeyDictionary(names: names + added)
+    }
+
+    /// The stored form: a varint count, then each name as a varint length and UTF-8.
+    var serialized: [UInt8] {
+        var bytes: [UInt8] = []
+        Varint.append(UInt64(names.count), to: &bytes)
+        for name in names {
+            Varint.append(UInt64(name.utf8.count), to: &bytes)
+            bytes.append(contentsOf: name.utf8)
+        }
+        return bytes
+    }
+
+    /// Reads the stored form; `nil` when the bytes are damaged.
+    static func deserialize(_ bytes: UnsafeRawBufferPointer) -> KeyDictionary? {
+        var reader = ByteReader(bytes)
+        guard let count = try? reader.varint(), count <= UInt64(bytes.count) else { return nil }
+        var names: [String] = []
+        names.reserveCapacity(Int(count))
+        for _ in 0..<count {
+            guard let length = try? reader.varint(), let raw = try? reader.bytes(Int(clamping: length)),
+                let name = String(validating: raw, as: UTF8.self)
+            else { return nil }
+            names.append(name)
+        }
+        return KeyDictionary(names: names)
+    }
+
+    /// The count at the front of a stored dictionary, read without parsing the names.
+    static func storedCount(_ bytes: UnsafeRawBufferPointer) -> Int? {
+        var reader = ByteReader(bytes)
+        return (try? reader.varint()).map { Int(clamping: $0) }
+    }
+}
+
+/// LEB128 varints, for lengths and keys.
+enum Varint {
+    @inline(__always)
+    static func append(_ value: UInt64, to bytes: inout [UInt8]) {
+        var value = value
+        while value >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
+            value >>= 7
+        }
+        bytes.append(UInt8(value))
+    }
+}
+
+/// Bounds-checked reading of untrusted bytes: every read that would pass the end throws instead.
+struct ByteReader {
+    let base: UnsafeRawBufferPointer
+    var offset: Int
+    var end: Int
+
+    struct OutOfBounds: Error {}
+
+    init(_ base: UnsafeRawBufferPointer, offset: Int = 0, end: Int? = nil) {
+        self.base = base
+        self.offset = offset
+        self.end = end ?? base.count
+    }
+
+    var isAtEnd: Bool { offset >= end }
+
+    @inline(__always)
+    mutating func byte() throws(OutOfBounds) -> UInt8 {
+        guard offset < end else { throw OutOfBounds() }
+        defer { offset += 1 }
+        return base[offset]
+    }
+
+    @inline(__always)
+    mutating func fixed<T: FixedWidthInteger>(_: T.Type) throws(OutOfBounds) -> T {
+        let size = MemoryLayout<T>.size
+        guard end - offset >= size else { throw OutOfBounds() }
+        defer { offset += size }
+        return T(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: T.self))
+    }
+
+    @inline(__always)
+    mutating func varint() throws(OutOfBounds) -> UInt64 {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            let byte = try self.byte()
+            guard shift < 64 else { throw OutOfBounds() }
+            result |= UInt64(byte & 0x7F) << shift
+            if byte < 0x80 { return result }
+            shift += 7
+        }
+    }
+
+    @inline(__always)
+    mutating func bytes(_ count: Int) throws(OutOfBounds) -> UnsafeRawBufferPointer {
+        guard count >= 0, end - offset >= count else { throw OutOfBounds() }
+        defer { offset += count }
+        return UnsafeRawBufferPointer(rebasing: base[offset..<offset + count])
+    }
+
+    mutating func skip(_ count: Int) throws(OutOfBounds) {
+        guard count >= 0, end - offset >= count else { throw OutOfBounds() }
+        offset += count
+    }
+
+    /// Skips one whole value, whatever its type.
+    mutating func skipValue() throws(OutOfBounds) {
+        guard let type = RecordFormat.ValueType(rawValue: try byte()) else { throw OutOfBounds() }
+        switch type {
+        case .null, .false, .true: return
+        case .int8, .uint8: try skip(1)
+        case .int16, .uint16: try skip(2)
+        case .int32, .uint32, .float: try skip(4)
+        case .int64, .uint64, .double, .date: try skip(8)
+        case .uuid: try skip(16)
+        case .string, .bytes, .url, .decimal: try skip(Int(clamping: varint()))
+        case .keyed, .unkeyed:
+            let length = try fixed(UInt32.self)
+            try skip(4 + Int(length))
+        }
+    }
+}
