@@ -71,6 +71,8 @@ public final class Environment: @unchecked Sendable {
     private let mapLock = ReadWriteLock()
     /// How many times this thread holds `mapLock` shared.
     private let sharedHolds = ThreadCounter()
+    /// Whether this thread is inside `write`: LMDB's writer lock is not reentrant, so a nested write would hang.
+    private let writeHolds = ThreadCounter()
     /// Reset read transactions waiting to be renewed.
     private let idleReaders = Mutex<[IdleReader]>([])
 
@@ -139,8 +141,12 @@ public final class Environment: @unchecked Sendable {
     ///
     /// When the map is full, the transaction is aborted, the map grown and `body` run again, so `body` must not
     /// have effects outside the transaction that cannot be repeated. Calls from several threads or processes
-    /// wait for each other.
+    /// wait for each other. A `write` inside a `write` on one thread throws `system(errno: EDEADLK)` instead of
+    /// waiting for itself forever.
     public func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
+        guard writeHolds.value == 0 else { throw LMDBError.system(errno: EDEADLK) }
+        writeHolds.value = 1
+        defer { writeHolds.value = 0 }
         if sharedHolds.value == 0 { try growIfNearlyFull() }
         while true {
             lockShared()

@@ -124,3 +124,29 @@ public final class WriteTransaction: ReadTransaction {
         throw LMDBError(code: code)
     }
 }
+
+// MARK: - Byte-array conveniences
+
+extension ReadTransaction {
+    /// The value stored under `key`, or `nil`.
+    public func get(_ database: Database, key: [UInt8]) throws(LMDBError) -> UnsafeRawBufferPointer? {
+        try key.withUnsafeBytes { raw in Result { () throws(LMDBError) in try get(database, key: raw) } }.get()
+    }
+}
+
+extension WriteTransaction {
+    /// Stores `value` under `key`.
+    public func put(_ database: Database, key: [UInt8], value: [UInt8], flags: PutFlags = []) throws(LMDBError) {
+        try key.withUnsafeBytes { rawKey in
+            value.withUnsafeBytes { rawValue in
+                Result { () throws(LMDBError) in try put(database, key: rawKey, value: rawValue, flags: flags) }
+            }
+        }.get()
+    }
+
+    /// Removes `key`; `false` when it was not stored.
+    @discardableResult
+    public func delete(_ database: Database, key: [UInt8]) throws(LMDBError) -> Bool {
+        try key.withUnsafeBytes { raw in Result { () throws(LMDBError) in try delete(database, key: raw) } }.get()
+    }
+}

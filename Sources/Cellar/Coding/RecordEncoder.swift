@@ -46,7 +46,7 @@ final class RecordEncoder {
     }
 
     /// Marks the added names as stored: they become part of the dictionary.
-    func commitAddedNames() -> KeyDictionary {
+    func absorbAddedNames() -> KeyDictionary {
         dictionary = dictionary.appending(addedNames)
         addedNames = []
         addedTags = [:]

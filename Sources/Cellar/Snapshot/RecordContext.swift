@@ -1,0 +1,130 @@
+import Foundation
+import LMDB
+
+/// A transaction that can read records: a `Snapshot`, or a write `Transaction` reading its own writes.
+/// Every read of a record goes through here, so both see records the same way.
+protocol RecordContext: AnyObject {
+    var store: Store { get }
+    var lmdb: ReadTransaction { get throws(StoreError) }
+    /// The key dictionary this transaction decodes `info`'s records with.
+    func dictionary(for info: ModelInfo) throws(StoreError) -> KeyDictionary
+    /// Reads the dictionary again from the file, after a record named a tag this process had not seen.
+    func reloadDictionary(for info: ModelInfo) throws(StoreError) -> KeyDictionary
+}
+
+extension RecordContext {
+    func lmdbError(_ error: LMDBError, _ operation: String) -> StoreError {
+        store.core.error(error, operation)
+    }
+
+    func storedDictionary(for info: ModelInfo) throws(StoreError) -> KeyDictionary {
+        do {
+            guard let stored = try lmdb.get(store.core.meta, key: info.dictionaryKey) else { return .empty }
+            guard let dictionary = KeyDictionary.deserialize(stored) else {
+                throw StoreError.corruptedFile(
+                    path: store.core.path, reason: "the key dictionary of \(info.name) is damaged")
+            }
+            return dictionary
+        } catch let error as LMDBError {
+            throw lmdbError(error, "read")
+        } catch {
+            throw error as? StoreError ?? .lmdb(code: 0, message: "\(error)")
+        }
+    }
+
+    func primaryKey<M: Model>(_ id: M.ID, of type: M.Type) throws(StoreError) -> [UInt8] {
+        let key: [UInt8]
+        do {
+            key = try KeyEncoding.key(id)
+        } catch KeyEncoding.Failure.notANumber {
+            throw .invalidKey(model: M.schema.name, reason: "NaN has no place in an order")
+        } catch KeyEncoding.Failure.unsupported(let reason) {
+            throw .invalidKey(model: M.schema.name, reason: reason)
+        } catch {
+            throw .invalidKey(model: M.schema.name, reason: "\(error)")
+        }
+        let limit = store.core.environment.maxKeySize
+        guard key.count <= limit else { throw .keyTooLong(model: M.schema.name, length: key.count, limit: limit) }
+        return key
+    }
+
+    /// Decodes one record, reloading the key dictionary once if another writer added keys since.
+    func decode<M: Model>(
+        _ type: M.Type, _ bytes: UnsafeRawBufferPointer, key: some Collection<UInt8>, info: ModelInfo
+    ) throws(StoreError) -> M {
+        var dictionary = try self.dictionary(for: info)
+        var reloaded = false
+        while true {
+            do {
+                return try RecordDecoder.decode(M.self, from: bytes, dictionary: dictionary)
+            } catch is RecordDecoder.UnknownKeyTag {
+                guard !reloaded else {
+                    throw .decodingFailed(
+                        model: info.name, id: KeyEncoding.describe(key), field: "",
+                        reason: "the record names a key its model's key dictionary does not have")
+                }
+                dictionary = try reloadDictionary(for: info)
+                reloaded = true
+            } catch let error as DecodingError {
+                throw StoreError(error, model: info.name, id: KeyEncoding.describe(key))
+            } catch {
+                throw .decodingFailed(
+                    model: info.name, id: KeyEncoding.describe(key), field: "", reason: "\(error)")
+            }
+        }
+    }
+
+    func fetch<M: Model>(_ type: M.Type, id: M.ID) throws(StoreError) -> M? {
+        let info = try store.info(for: M.self)
+        let key = try primaryKey(id, of: M.self)
+        let found: UnsafeRawBufferPointer?
+        let txn = try lmdb
+        do { found = try txn.get(info.records, key: key) } catch { throw lmdbError(error, "read") }
+        guard let found else { return nil }
+        return try decode(M.self, found, key: key, info: info)
+    }
+
+    func recordCount(_ info: ModelInfo) throws(StoreError) -> Int {
+        let txn = try lmdb
+        do { return try txn.statistics(info.records).entries } catch { throw lmdbError(error, "count") }
+    }
+
+    /// Decodes records in primary-key order, up to `limit`.
+    func scan<M: Model>(_ type: M.Type, info: ModelInfo, limit: Int = .max) throws(StoreError) -> [M] {
+        var values: [M] = []
+        do {
+            try lmdb.withCursor(info.records) { cursor in
+                var entry = try cursor.first()
+                while let (key, value) = entry, values.count < limit {
+                    values.append(try decode(M.self, value, key: key, info: info))
+                    entry = try cursor.next()
+                }
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch let error as LMDBError {
+            throw lmdbError(error, "read")
+        } catch {
+            throw .lmdb(code: 0, message: "\(error)")
+        }
+        return values
+    }
+}
+
+extension StoreError {
+    init(_ error: DecodingError, model: String, id: String) {
+        let (context, reason): (DecodingError.Context, String) =
+            switch error {
+            case .typeMismatch(_, let context): (context, context.debugDescription)
+            case .valueNotFound(_, let context): (context, context.debugDescription)
+            case .keyNotFound(let key, let context): (context, "no value for \"\(key.stringValue)\"")
+            case .dataCorrupted(let context): (context, context.debugDescription)
+            @unknown default: (.init(codingPath: [], debugDescription: ""), "\(error)")
+            }
+        var path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
+        if case .keyNotFound(let key, _) = error { path.append(key.stringValue) }
+        self = .decodingFailed(
+            model: model, id: id, field: path.joined(separator: ".").replacingOccurrences(of: ".[", with: "["),
+            reason: reason)
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+import LMDB
+
+/// A store of `Model` values in one LMDB file.
+///
+/// ```swift
+/// let store = try Store(at: url, configuration: .init(models: [Dog.self]))
+/// try store.write { tx in try tx.insert(Dog(name: "Taro", age: 3)) }
+/// let dogs = try store.objects(Dog.self).results()
+/// ```
+///
+/// A `Store` is `Sendable`: share one across threads and tasks. Opening the same folder again in the same process
+/// shares the open file. The file closes when the last `Store` for it is released.
+public final class Store: Sendable {
+    let core: StoreCore
+    private let models: [ObjectIdentifier: ModelInfo]
+    /// The configuration the store was opened with.
+    public let configuration: Configuration
+
+    /// Opens the store in the folder at `directory`, creating the folder and the store when missing.
+    ///
+    /// - Throws: `StoreError.schemaVersionTooLow` when the store was written with a higher schema version;
+    ///   `.incompatibleFile` or `.corruptedFile` when the folder holds something else; `.io` when the folder
+    ///   cannot be created or opened.
+    public convenience init(at directory: URL, configuration: Configuration) throws(StoreError) {
+        try self.init(core: StoreCore.open(directory: directory, configuration: configuration), configuration: configuration)
+    }
+
+    private init(core: StoreCore, configuration: Configuration) throws(StoreError) {
+        self.core = core
+        self.configuration = configuration
+        self.models = try core.register(configuration)
+    }
+
+    /// A store in a new temporary folder, removed when the store is released: for tests and previews.
+    public static func inMemory(_ configuration: Configuration) throws(StoreError) -> Store {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("cellar-\(UUID().uuidString)", isDirectory: true)
+        return try Store(
+            core: StoreCore.open(directory: directory, configuration: configuration, removeOnClose: true),
+            configuration: configuration)
+    }
+
+    /// The folder holding the store's files.
+    public var directory: URL { core.directory }
+
+    /// The newest committed version.
+    public var version: StoreVersion { StoreVersion(rawValue: core.environment.info.lastTransactionID) }
+
+    func info<M: Model>(for type: M.Type) throws(StoreError) -> ModelInfo {
+        guard let info = models[ObjectIdentifier(type)] else { throw .modelNotRegistered(model: "\(M.self)") }
+        return info
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` on one committed version of the store, for several reads that must agree.
+    ///
+    /// - Throws: what `body` throws, or a `StoreError`.
+    public func read<R>(_ body: (Snapshot) throws -> R) throws -> R {
+        do {
+            return try core.environment.read { txn in
+                let snapshot = Snapshot(store: self, transaction: txn)
+                defer { snapshot.end() }
+                return try body(snapshot)
+            }
+        } catch let error as LMDBError {
+            throw core.error(error, "read")
+        }
+    }
+
+    func withSnapshot<R>(_ body: (Snapshot) throws(StoreError) -> R) throws(StoreError) -> R {
+        do {
+            return try read { snapshot in try body(snapshot) }
+        } catch {
+            throw error as? StoreError ?? .lmdb(code: 0, message: "\(error)")
+        }
+    }
+
+    /// Runs `body` in one write transaction and commits it. If `body` throws, nothing it did is written.
+    ///
+    /// Writers wait for each other, across threads and processes. When the file must grow, the transaction is
+    /// rolled back, the map grown and `body` run again: keep effects outside the store out of `body`.
+    /// In async code prefer `try await write`, which does not block a thread of the cooperative pool.
+    ///
+    /// - Throws: what `body` throws, or a `StoreError`.
+    public func write<R>(_ body: (Transaction) throws -> R) throws -> R {
+        var committed: Transaction?
+        let result: R
+        do {
+            result = try core.environment.write { txn in
+                let transaction = Transaction(store: self, transaction: txn)
+                defer { transaction.end() }
+                let value = try body(transaction)
+                try transaction.flush()
+                committed = transaction
+                return value
+            }
+        } catch let error as LMDBError {
+            throw core.error(error, "write")
+        }
+        committed?.publishCommitted()
+        return result
+    }
+
+    /// Runs `body` in one write transaction on the store's writer queue, not on the caller's thread, and commits
+    /// it. If `body` throws, nothing it did is written.
+    ///
+    /// - Throws: what `body` throws, or a `StoreError`.
+    public func write<R: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> R) async throws -> R {
+        try await withCheckedThrowingContinuation { continuation in
+            core.writerQueue.async {
+                continuation.resume(with: Result { try self.write(body) })
+            }
+        }
+    }
+
+    // MARK: Reading outside a transaction
+
+    /// The record of type `type` with primary key `id` in the newest version, or `nil`.
+    public func object<M: Model>(_ type: M.Type, id: M.ID) throws(StoreError) -> M? {
+        try withSnapshot { (snapshot) throws(StoreError) in try snapshot.object(type, id: id) }
+    }
+
+    /// How many records of `type` exist in the newest version.
+    public func count<M: Model>(_ type: M.Type) throws(StoreError) -> Int {
+        try withSnapshot { (snapshot) throws(StoreError) in try snapshot.count(type) }
+    }
+
+    /// A query over the records of `type`, in primary-key order. Each run reads the newest version.
+    public func objects<M: Model>(_ type: M.Type) -> Query<M> {
+        Query(source: .store(self))
+    }
+
+    // MARK: Files
+
+    /// Writes a compacted copy of the store (free pages left out) into the folder at `directory`, which must
+    /// not hold a store yet; it is created when missing.
+    public func compact(to directory: URL) throws(StoreError) {
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw .io(errno: EIO, operation: "create the folder", path: directory.path)
+        }
+        guard !FileManager.default.fileExists(atPath: directory.appendingPathComponent("data.mdb").path) else {
+            throw .io(errno: EEXIST, operation: "write a compacted copy into", path: directory.path)
+        }
+        do {
+            try core.environment.copy(to: directory.path, compacting: true)
+        } catch {
+            throw StoreError(error, path: directory.path, operation: "write a compacted copy into")
+        }
+    }
+
+    /// Deletes the store in the folder at `directory`: its data and lock files, and the folder when nothing else
+    /// is left in it. Deleting a store that does not exist does nothing.
+    ///
+    /// - Throws: `StoreError.storeInUse` when a `Store` for the folder is open in this process.
+    public static func delete(at directory: URL) throws(StoreError) {
+        guard !StoreCore.isOpen(directory) else { throw .storeInUse(path: directory.path) }
+        let files = FileManager.default
+        for name in ["data.mdb", "lock.mdb"] {
+            let file = directory.appendingPathComponent(name)
+            guard files.fileExists(atPath: file.path) else { continue }
+            do { try files.removeItem(at: file) } catch {
+                throw .io(errno: EACCES, operation: "delete", path: file.path)
+            }
+        }
+        if let rest = try? files.contentsOfDirectory(atPath: directory.path), rest.isEmpty {
+            try? files.removeItem(at: directory)
+        }
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import LMDB
+
+/// Every error Cellar throws. Each case says what happened; its `description` also says what to do.
+///
+/// A throw inside `write` aborts the whole transaction, so after any of these the store holds exactly what it
+/// held before.
+public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
+    /// `insert` found a record with the same primary key.
+    case duplicatePrimaryKey(model: String, id: String)
+    /// `update` (or another call that needs the record) found no record with this primary key.
+    case objectNotFound(model: String, id: String)
+    /// A primary key's bytes exceed LMDB's key limit (511 bytes).
+    case keyTooLong(model: String, length: Int, limit: Int)
+    /// A value cannot become a key: NaN, or a type with no ordered form.
+    case invalidKey(model: String, reason: String)
+    /// The model's `encode(to:)` threw, or used its containers in a way the record format cannot hold.
+    case encodingFailed(model: String, reason: String)
+    /// A stored record could not be decoded as the model: the field and the reason say where and why.
+    case decodingFailed(model: String, id: String, field: String, reason: String)
+    /// The model type is not in `Configuration.models`.
+    case modelNotRegistered(model: String)
+    /// Two registered types use one stored name.
+    case duplicateModelName(model: String)
+    /// The model's auto-increment sequence reached the largest value its id type holds.
+    case sequenceExhausted(model: String)
+    /// The store was written with a higher `schemaVersion` than the configuration gives.
+    case schemaVersionTooLow(stored: Int, requested: Int)
+    /// The file is damaged.
+    case corruptedFile(path: String, reason: String)
+    /// The file is not a Cellar store, or was written by an incompatible version.
+    case incompatibleFile(path: String, reason: String)
+    /// Every reader slot is in use.
+    case readersFull(limit: Int)
+    /// The store is open in this process, so its files cannot be deleted.
+    case storeInUse(path: String)
+    /// `write` was called inside another `write` on the same thread.
+    case nestedWrite
+    /// The store must grow, but this thread holds a read of it open (a `write` inside a `read`).
+    case cannotGrowDuringRead
+    /// A transaction or a query bound to it was used after the transaction ended or from another thread.
+    case transactionEnded
+    /// One write transaction changed more pages than LMDB can hold at once.
+    case transactionTooLarge
+    /// The operating system refused a file operation.
+    case io(errno: Int32, operation: String, path: String)
+    /// Any other LMDB failure, with its code and message.
+    case lmdb(code: Int32, message: String)
+
+    public var description: String {
+        switch self {
+        case .duplicatePrimaryKey(let model, let id):
+            "A \(model) with id \(id) exists already. Use upsert to replace it, or update to change it."
+        case .objectNotFound(let model, let id):
+            "No \(model) with id \(id) exists. Use insert or upsert to create it."
+        case .keyTooLong(let model, let length, let limit):
+            "A \(model) key is \(length) bytes long; keys may be at most \(limit). Use a shorter id."
+        case .invalidKey(let model, let reason):
+            "A \(model) value cannot be used as a key: \(reason)."
+        case .encodingFailed(let model, let reason):
+            "A \(model) could not be encoded: \(reason)."
+        case .decodingFailed(let model, let id, let field, let reason):
+            "The stored \(model) with id \(id) could not be decoded at '\(field)': \(reason). "
+                + "If the model changed, raise schemaVersion and migrate; otherwise the record is damaged."
+        case .modelNotRegistered(let model):
+            "\(model) is not registered with this store. Add \(model).self to Configuration.models."
+        case .duplicateModelName(let model):
+            "Two registered models are stored as '\(model)'. Give one of them Schema(name:)."
+        case .sequenceExhausted(let model):
+            "The id sequence of \(model) has reached the largest value its id type can hold."
+        case .schemaVersionTooLow(let stored, let requested):
+            "The store has schema version \(stored), newer than this app's \(requested). "
+                + "Opening it would downgrade it; update the app or open another store."
+        case .corruptedFile(let path, let reason):
+            "The store at \(path) is damaged (\(reason)). Restore it from a backup or delete it."
+        case .incompatibleFile(let path, let reason):
+            "The file at \(path) cannot be opened as a Cellar store: \(reason)."
+        case .readersFull(let limit):
+            "All \(limit) reader slots are in use. Keep reads short, or raise Configuration.maxReaders."
+        case .storeInUse(let path):
+            "The store at \(path) is open in this process. Release every Store for it before deleting it."
+        case .nestedWrite:
+            "write was called inside another write on the same thread. Do the work in the outer transaction."
+        case .cannotGrowDuringRead:
+            "The store must grow, but this thread is inside a read of it. Move the write out of the read closure."
+        case .transactionEnded:
+            "A transaction, or a query made from one, was used after the transaction ended or on another thread. "
+                + "Use it only inside its write closure, or query the store instead."
+        case .transactionTooLarge:
+            "The write transaction changed too much at once. Split it into several transactions."
+        case .io(let errno, let operation, let path):
+            "Could not \(operation) \(path): \(String(cString: strerror(errno))) (errno \(errno))."
+        case .lmdb(let code, let message):
+            "LMDB failed with code \(code): \(message)."
+        }
+    }
+
+    public var errorDescription: String? { description }
+}
+
+extension StoreError {
+    /// The user-facing error for an LMDB failure at `path` while doing `operation`.
+    init(_ error: LMDBError, path: String, operation: String) {
+        switch error {
+        case .corrupted, .pageNotFound, .panic:
+            self = .corruptedFile(path: path, reason: error.description)
+        case .invalidFile, .versionMismatch, .incompatible:
+            self = .incompatibleFile(path: path, reason: error.description)
+        case .readersFull: self = .readersFull(limit: 0)
+        case .transactionFull: self = .transactionTooLarge
+        case .mapFull: self = .cannotGrowDuringRead
+        case .system(let errno) where errno == EDEADLK: self = .nestedWrite
+        case .system(let errno): self = .io(errno: errno, operation: operation, path: path)
+        default: self = .lmdb(code: error.code, message: error.description)
+        }
+    }
+}

@@ -1,0 +1,306 @@
+import LMDB
+
+/// The write transaction inside `Store.write`: every change in it commits together or not at all.
+///
+/// Reads inside it see its own writes. It lives only inside the closure, on the closure's thread.
+public final class Transaction {
+    public let store: Store
+    private var transaction: WriteTransaction?
+    /// Per-model state of this transaction: encoder, key dictionary, pending sequence value.
+    private var states: [ObjectIdentifier: ModelWriteState] = [:]
+    /// What this transaction changed, for observers and links to come.
+    private(set) var changes = ChangeLog()
+
+    init(store: Store, transaction: WriteTransaction) {
+        self.store = store
+        self.transaction = transaction
+    }
+
+    /// The version this transaction will create when it commits.
+    public var version: StoreVersion {
+        get throws(StoreError) { StoreVersion(rawValue: try lmdb.id) }
+    }
+
+    // MARK: Reading
+
+    /// The record of type `type` with primary key `id`, or `nil`; sees this transaction's own writes.
+    public func object<M: Model>(_ type: M.Type, id: M.ID) throws(StoreError) -> M? {
+        try fetch(type, id: id)
+    }
+
+    /// How many records of `type` exist, counting this transaction's own writes.
+    public func count<M: Model>(_ type: M.Type) throws(StoreError) -> Int {
+        try recordCount(store.info(for: type))
+    }
+
+    /// A query over the records of `type` as this transaction sees them; it runs only inside the closure.
+    public func objects<M: Model>(_ type: M.Type) -> Query<M> {
+        Query(source: .scope(scope))
+    }
+
+    private lazy var scope = ScopeToken(self)
+
+    // MARK: Writing
+
+    /// Inserts `value` and returns it as stored (with its new id, for an auto-increment model whose id was `0`).
+    ///
+    /// - Throws: `StoreError.duplicatePrimaryKey` when a record with the same id exists.
+    @discardableResult
+    public func insert<M: Model>(_ value: M) throws(StoreError) -> M {
+        var value = value
+        try insert(&value)
+        return value
+    }
+
+    /// Inserts `value`, giving it the next id first when its model numbers ids and its id is `0`.
+    ///
+    /// - Throws: `StoreError.duplicatePrimaryKey` when a record with the same id exists.
+    public func insert<M: Model>(_ value: inout M) throws(StoreError) {
+        let state = try state(for: M.self)
+        try assignID(&value, state: state)
+        let key = try primaryKey(value.id, of: M.self)
+        try put(value, key: key, state: state, flags: .noOverwrite)
+        changes.record(.inserted, key: key, model: state.info.name)
+    }
+
+    /// Inserts `value`, or replaces the stored record with the same id. Returns it as stored.
+    @discardableResult
+    public func upsert<M: Model>(_ value: M) throws(StoreError) -> M {
+        var value = value
+        try upsert(&value)
+        return value
+    }
+
+    /// Inserts `value`, or replaces the stored record with the same id; an auto-increment id of `0` is assigned.
+    public func upsert<M: Model>(_ value: inout M) throws(StoreError) {
+        let state = try state(for: M.self)
+        try assignID(&value, state: state)
+        let key = try primaryKey(value.id, of: M.self)
+        let existed = try exists(key, state.info)
+        try put(value, key: key, state: state)
+        changes.record(existed ? .updated : .inserted, key: key, model: state.info.name)
+    }
+
+    /// Replaces the stored record that has `value`'s id.
+    ///
+    /// - Throws: `StoreError.objectNotFound` when no such record exists.
+    public func update<M: Model>(_ value: M) throws(StoreError) {
+        let state = try state(for: M.self)
+        let key = try primaryKey(value.id, of: M.self)
+        guard try exists(key, state.info) else {
+            throw .objectNotFound(model: state.info.name, id: KeyEncoding.describe(key))
+        }
+        try put(value, key: key, state: state)
+        changes.record(.updated, key: key, model: state.info.name)
+    }
+
+    /// Deletes the record of type `type` with primary key `id`. Returns `false` when there was none.
+    @discardableResult
+    public func delete<M: Model>(_ type: M.Type, id: M.ID) throws(StoreError) -> Bool {
+        let state = try state(for: type)
+        return try deleteRecord(key: try primaryKey(id, of: type), state: state)
+    }
+
+    /// Deletes the stored record with `value`'s id. Returns `false` when there was none.
+    @discardableResult
+    public func delete<M: Model>(_ value: M) throws(StoreError) -> Bool {
+        try delete(M.self, id: value.id)
+    }
+
+    /// Deletes every record of `type` and returns how many there were. The id sequence is kept: new records
+    /// still get ids never used before.
+    @discardableResult
+    public func deleteAll<M: Model>(_ type: M.Type) throws(StoreError) -> Int {
+        let state = try state(for: type)
+        var keys: [[UInt8]] = []
+        do {
+            try lmdb.withCursor(state.info.records) { cursor in
+                var entry = try cursor.first()
+                while let (key, _) = entry {
+                    keys.append(Array(key))
+                    entry = try cursor.next()
+                }
+            }
+        } catch let error as LMDBError {
+            throw lmdbError(error, "delete")
+        } catch {
+            throw error as? StoreError ?? .lmdb(code: 0, message: "\(error)")
+        }
+        for key in keys { try deleteRecord(key: key, state: state) }
+        return keys.count
+    }
+
+    /// The one path every delete takes, so that what must follow a delete (index entries, links, delete rules)
+    /// hooks in here once.
+    @discardableResult
+    private func deleteRecord(key: [UInt8], state: ModelWriteState) throws(StoreError) -> Bool {
+        let txn = try writable
+        let deleted: Bool
+        do { deleted = try txn.delete(state.info.records, key: key) } catch { throw lmdbError(error, "delete") }
+        if deleted { changes.record(.deleted, key: key, model: state.info.name) }
+        return deleted
+    }
+
+    // MARK: Internals
+
+    private var writable: WriteTransaction {
+        get throws(StoreError) {
+            guard let transaction else { throw .transactionEnded }
+            return transaction
+        }
+    }
+
+    private func exists(_ key: [UInt8], _ info: ModelInfo) throws(StoreError) -> Bool {
+        let txn = try lmdb
+        do { return try txn.get(info.records, key: key) != nil } catch { throw lmdbError(error, "read") }
+    }
+
+    /// Encodes and stores `value`. With `.noOverwrite`, an existing key is a `duplicatePrimaryKey` error.
+    private func put<M: Model>(
+        _ value: M, key: [UInt8], state: ModelWriteState, flags: PutFlags = []
+    ) throws(StoreError) {
+        let txn = try writable
+        let record: [UInt8]
+        do {
+            record = try state.encoder.encode(value)
+        } catch {
+            throw .encodingFailed(model: state.info.name, reason: "\(error)")
+        }
+        do {
+            try txn.put(state.info.records, key: key, value: record, flags: flags)
+        } catch .keyExists where flags.contains(.noOverwrite) {
+            throw .duplicatePrimaryKey(model: state.info.name, id: KeyEncoding.describe(key))
+        } catch {
+            throw lmdbError(error, "write")
+        }
+        // New key names are stored with the record that first used them, so the record is always readable.
+        if !state.encoder.addedNames.isEmpty {
+            let dictionary = state.encoder.absorbAddedNames()
+            do {
+                try txn.put(store.core.meta, key: state.info.dictionaryKey, value: dictionary.serialized)
+            } catch {
+                throw lmdbError(error, "write")
+            }
+            state.dictionaryChanged = true
+        }
+    }
+
+    /// Gives `value` the next id when its model numbers ids and its id is unset; moves the sequence past an
+    /// explicit id.
+    private func assignID<M: Model>(_ value: inout M, state: ModelWriteState) throws(StoreError) {
+        guard let sequence = M.schema.sequence else { return }
+        var next = try state.nextID(in: self)
+        if sequence.isUnset(value.id) {
+            guard let id = sequence.fromSequence(next), next < .max else {
+                throw .sequenceExhausted(model: state.info.name)
+            }
+            value.id = id
+            next += 1
+        } else if let explicit = sequence.toSequence(value.id), explicit >= next {
+            guard explicit < .max else { throw .sequenceExhausted(model: state.info.name) }
+            next = explicit + 1
+        }
+        state.pendingNextID = next
+    }
+
+    private func state<M: Model>(for type: M.Type) throws(StoreError) -> ModelWriteState {
+        let id = ObjectIdentifier(type)
+        if let state = states[id] { return state }
+        let info = try store.info(for: type)
+        // Another process may have added key names since this process last looked: start from the stored ones.
+        var dictionary = info.dictionary
+        let txn = try lmdb
+        let stored: Int?
+        do {
+            stored = try txn.get(store.core.meta, key: info.dictionaryKey).flatMap(KeyDictionary.storedCount)
+        } catch {
+            throw lmdbError(error, "read")
+        }
+        if (stored ?? 0) != dictionary.names.count { dictionary = try storedDictionary(for: info) }
+        let state = ModelWriteState(info: info, dictionary: dictionary)
+        states[id] = state
+        return state
+    }
+
+    /// Writes what the transaction kept in memory (sequence values) before the commit.
+    func flush() throws(StoreError) {
+        let txn = try writable
+        for state in states.values {
+            guard let next = state.pendingNextID else { continue }
+            do {
+                try txn.put(store.core.meta, key: state.info.sequenceKey, value: withUnsafeBytes(of: next.littleEndian, Array.init))
+            } catch {
+                throw lmdbError(error, "write")
+            }
+        }
+    }
+
+    /// Called after a successful commit: key dictionaries this transaction extended become everyone's.
+    func publishCommitted() {
+        for state in states.values where state.dictionaryChanged { state.info.publish(state.encoder.dictionary) }
+    }
+
+    func end() { transaction = nil }
+}
+
+extension Transaction: RecordContext {
+    var lmdb: ReadTransaction {
+        get throws(StoreError) { try writable }
+    }
+
+    func dictionary(for info: ModelInfo) throws(StoreError) -> KeyDictionary {
+        for state in states.values where state.info === info { return state.encoder.dictionary }
+        return info.dictionary
+    }
+
+    func reloadDictionary(for info: ModelInfo) throws(StoreError) -> KeyDictionary {
+        // Inside the transaction the stored dictionary includes its own additions; it is published on commit.
+        try storedDictionary(for: info)
+    }
+}
+
+/// One model's state within one write transaction.
+final class ModelWriteState {
+    let info: ModelInfo
+    let encoder: RecordEncoder
+    var dictionaryChanged = false
+    /// The sequence's next value once this transaction has used or moved it; written by `flush`.
+    var pendingNextID: Int64?
+
+    init(info: ModelInfo, dictionary: KeyDictionary) {
+        self.info = info
+        self.encoder = RecordEncoder(dictionary: dictionary)
+    }
+
+    func nextID(in transaction: Transaction) throws(StoreError) -> Int64 {
+        if let pendingNextID { return pendingNextID }
+        let txn = try transaction.lmdb
+        let stored: UnsafeRawBufferPointer?
+        do {
+            stored = try txn.get(transaction.store.core.meta, key: info.sequenceKey)
+        } catch {
+            throw transaction.lmdbError(error, "read")
+        }
+        guard let stored else { return 1 }
+        guard stored.count == 8 else {
+            throw .corruptedFile(path: transaction.store.core.path, reason: "the id sequence of \(info.name) is damaged")
+        }
+        return Int64(littleEndian: stored.loadUnaligned(as: Int64.self))
+    }
+}
+
+/// The primary keys a transaction inserted, updated and deleted, per model, in order.
+struct ChangeLog {
+    enum Kind { case inserted, updated, deleted }
+
+    struct Change {
+        let kind: Kind
+        let key: [UInt8]
+    }
+
+    private(set) var byModel: [String: [Change]] = [:]
+
+    mutating func record(_ kind: Kind, key: [UInt8], model: String) {
+        byModel[model, default: []].append(Change(kind: kind, key: key))
+    }
+}
