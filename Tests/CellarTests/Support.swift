@@ -1,0 +1,50 @@
+import Foundation
+
+@testable import Cellar
+
+/// A fresh folder under the system's temporary directory, removed when released.
+final class TemporaryFolder {
+    let url: URL
+
+    init() {
+        url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("cellar-tests-\(UUID().uuidString)", isDirectory: true)
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+
+    func store(_ models: [any Model.Type], schemaVersion: Int = 1, mapSize: Int = 64 << 20) throws -> Store {
+        try Store(at: url, configuration: .init(models: models, schemaVersion: schemaVersion, initialMapSize: mapSize))
+    }
+}
+
+/// The benchmark's model, auto-numbered.
+struct Dog: Model, Equatable {
+    var id: Int64 = 0
+    var name: String
+    var age: Int
+    var owner: Int64?
+    static let schema = Schema<Dog>(autoIncrement: true)
+}
+
+/// A model with a string id and no schema of its own.
+struct Note: Model, Equatable {
+    var id: String
+    var text: String
+}
+
+/// Encodes and decodes through the record codec alone, with a fresh key dictionary.
+func roundTrip<T: Codable>(_ value: T, as type: T.Type = T.self) throws -> T {
+    let encoder = RecordEncoder(dictionary: .empty)
+    let bytes = try encoder.encode(value)
+    let dictionary = encoder.absorbAddedNames()
+    return try bytes.withUnsafeBytes { try RecordDecoder.decode(T.self, from: $0, dictionary: dictionary) }
+}
+
+/// Encodes `value`, returning the bytes and the dictionary they refer to.
+func encoded<T: Encodable>(_ value: T, dictionary: KeyDictionary = .empty) throws -> ([UInt8], KeyDictionary) {
+    let encoder = RecordEncoder(dictionary: dictionary)
+    let bytes = try encoder.encode(value)
+    return (bytes, encoder.absorbAddedNames())
+}
