@@ -50,7 +50,11 @@ final class StoreCore: Sendable {
         self.removeOnClose = removeOnClose
         self.modelsByName = Mutex([:])
         self.writerQueue = DispatchQueue(label: "Cellar writer \(directory.path)", qos: .userInitiated)
+        writerQueue.setSpecific(key: Self.writerQueueKey, value: ())
     }
+
+    /// Marks the writer queue, so code (and tests) can tell whether they run on it.
+    static let writerQueueKey = DispatchSpecificKey<Void>()
 
     deinit {
         if removeOnClose { try? FileManager.default.removeItem(at: directory) }
