@@ -114,7 +114,7 @@ struct StoreTests {
         try store.read { snapshot in
             let before = try snapshot.count(Note.self)
             // A write committed meanwhile (from another thread) is not visible inside this snapshot.
-            let writer = Thread { try? store.write { tx in try tx.insert(Note(id: "b", text: "2")) } }
+            let writer = Thread { _ = try? store.write { tx in try tx.insert(Note(id: "b", text: "2")) } }
             writer.start()
             while !writer.isFinished { usleep(1_000) }
             #expect(try snapshot.count(Note.self) == before)

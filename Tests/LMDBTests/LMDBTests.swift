@@ -1,1 +1,200 @@
+import CLMDB
+import Foundation
 import Testing
+
+@testable import LMDB
+
+private final class Folder {
+    let path: String
+    init() {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("lmdb-tests-\(UUID().uuidString)").path
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+private func text(_ buffer: UnsafeRawBufferPointer?) -> String? { buffer.map { String(decoding: $0, as: UTF8.self) } }
+
+@Suite("LMDB layer")
+struct LMDBTests {
+    @Test func putGetDeleteAndReopen() throws {
+        let folder = Folder()
+        do {
+            let env = try Environment(path: folder.path)
+            try env.write { txn in
+                let db = try txn.createDatabase(named: "plain")
+                try txn.put(db, key: bytes("a"), value: bytes("1"))
+                try txn.put(db, key: bytes("b"), value: bytes("2"))
+                #expect(text(try txn.get(db, key: bytes("a"))) == "1")
+                #expect(try txn.delete(db, key: bytes("b")))
+                #expect(try !txn.delete(db, key: bytes("b")))
+            }
+            try env.read { txn in
+                let db = try #require(try txn.openDatabase(named: "plain"))
+                #expect(try txn.openDatabase(named: "missing") == nil)
+                #expect(try txn.statistics(db).entries == 1)
+            }
+        }
+        let env = try Environment(path: folder.path)
+        try env.read { txn in
+            let db = try #require(try txn.openDatabase(named: "plain"))
+            #expect(text(try txn.get(db, key: bytes("a"))) == "1")
+            #expect(try txn.get(db, key: bytes("b")) == nil)
+        }
+    }
+
+    @Test func aThrowAbortsTheWrite() throws {
+        struct Stop: Error {}
+        let folder = Folder()
+        let env = try Environment(path: folder.path)
+        let db = try env.write { try $0.createDatabase(named: "d") }
+        #expect(throws: Stop.self) {
+            try env.write { txn in
+                try txn.put(db, key: bytes("k"), value: bytes("v"))
+                throw Stop()
+            }
+        }
+        try env.read { (txn) throws in #expect(try txn.get(db, key: bytes("k")) == nil) }
+    }
+
+    @Test func noOverwriteReportsKeyExists() throws {
+        let folder = Folder()
+        let env = try Environment(path: folder.path)
+        #expect(throws: LMDBError.keyExists) {
+            try env.write { txn in
+                let db = try txn.createDatabase(named: "d")
+                try txn.put(db, key: bytes("k"), value: bytes("1"), flags: .noOverwrite)
+                try txn.put(db, key: bytes("k"), value: bytes("2"), flags: .noOverwrite)
+            }
+        }
+    }
+
+    @Test func cursorRangesAndDuplicates() throws {
+        let folder = Folder()
+        let env = try Environment(path: folder.path)
+        try env.write { txn in
+            let db = try txn.createDatabase(named: "index", flags: .duplicateSort)
+            for (key, value) in [("age3", "rex"), ("age3", "alf"), ("age5", "bo"), ("age7", "cy"), ("age7", "al")] {
+                try txn.put(db, key: bytes(key), value: bytes(value))
+            }
+            try txn.withCursor(db) { cursor in
+                // Duplicates come back sorted by value.
+                let age3 = bytes("age3")
+                var entry = try age3.withUnsafeBytes { try cursor.seek(to: $0) }
+                #expect(try cursor.duplicateCount() == 2)
+                var values: [String] = []
+                while let (_, value) = entry {
+                    values.append(text(value)!)
+                    entry = try cursor.nextDuplicate()
+                }
+                #expect(values == ["alf", "rex"])
+                // A range from age4: the next key at or after it.
+                let ranged = try bytes("age4").withUnsafeBytes { try cursor.seek(atLeast: $0) }
+                #expect(text(ranged?.key) == "age5")
+                #expect(text(try cursor.nextKey()?.key) == "age7")
+                #expect(text(try cursor.last()?.value) == "cy")
+                #expect(text(try cursor.previous()?.value) == "al")
+                #expect(text(try cursor.first()?.value) == "alf")
+            }
+            let (age7, al) = (bytes("age7"), bytes("al"))
+            let removed = try age7.withUnsafeBytes { key in try al.withUnsafeBytes { try txn.delete(db, key: key, value: $0) } }
+            #expect(removed)
+            #expect(try txn.statistics(db).entries == 4)
+        }
+    }
+
+    @Test func createDatabaseRefusesOtherFlags() throws {
+        let folder = Folder()
+        let env = try Environment(path: folder.path)
+        _ = try env.write { try $0.createDatabase(named: "d", flags: .duplicateSort) }
+        #expect(throws: LMDBError.incompatible) { try env.write { try $0.createDatabase(named: "d") } }
+    }
+
+    @Test func everyReturnCodeMapsToItsCase() {
+        for code in MDB_KEYEXIST...MDB_LAST_ERRCODE {
+            let error = LMDBError(code: code)
+            #expect(error.code == code)
+            if case .system = error { Issue.record("code \(code) has no case of its own") }
+            #expect(!error.description.isEmpty)
+        }
+        #expect(LMDBError(code: ENOENT) == .system(errno: ENOENT))
+    }
+
+    @Test func readTransactionsAreReused() throws {
+        let folder = Folder()
+        var options = EnvironmentOptions()
+        options.maxReaders = 4
+        let env = try Environment(path: folder.path, options: options)
+        let db = try env.write { txn in
+            let db = try txn.createDatabase(named: "d")
+            try txn.put(db, key: bytes("k"), value: bytes("v"))
+            return db
+        }
+        for _ in 0..<10_000 {
+            try env.read { (txn) throws in #expect(try txn.get(db, key: bytes("k")) != nil) }
+        }
+        #expect(env.info.readersInUse <= 4)
+    }
+
+    @Test func theMapGrowsWhenAWriteNeedsRoom() throws {
+        let folder = Folder()
+        var options = EnvironmentOptions()
+        options.mapSize = 256 << 10
+        let env = try Environment(path: folder.path, options: options)
+        let value = [UInt8](repeating: 7, count: 4_096)
+        var runs = 0
+        try env.write { txn in
+            runs += 1
+            let db = try txn.createDatabase(named: "d")
+            for i in 0..<2_000 { try txn.put(db, key: bytes("key\(i)"), value: value) }
+        }
+        #expect(runs > 1)  // the first run hit the full map and was run again
+        #expect(env.info.mapSize > 8 << 20)
+        try env.read { txn in
+            let db = try #require(try txn.openDatabase(named: "d"))
+            #expect(try txn.statistics(db).entries == 2_000)
+        }
+    }
+
+    @Test func aNestedWriteFailsInsteadOfHanging() throws {
+        let folder = Folder()
+        let env = try Environment(path: folder.path)
+        #expect(throws: LMDBError.system(errno: EDEADLK)) {
+            try env.write { _ in try env.write { _ in } }
+        }
+    }
+
+    @Test func readersSeeOneVersion() throws {
+        let folder = Folder()
+        let env = try Environment(path: folder.path)
+        let db = try env.write { try $0.createDatabase(named: "d") }
+        try env.read { (reader) throws in
+            let before = reader.id
+            let writer = Thread { _ = try? env.write { (txn) throws in try txn.put(db, key: bytes("k"), value: bytes("v")) } }
+            writer.start()
+            while !writer.isFinished { usleep(1_000) }
+            #expect(try reader.get(db, key: bytes("k")) == nil)
+            #expect(reader.id == before)
+        }
+        try env.read { (txn) throws in #expect(try txn.get(db, key: bytes("k")) != nil) }
+    }
+
+    @Test func copyCompacts() throws {
+        let folder = Folder()
+        let copy = Folder()
+        let env = try Environment(path: folder.path)
+        try env.write { txn in
+            let db = try txn.createDatabase(named: "d")
+            for i in 0..<5_000 { try txn.put(db, key: bytes("k\(i)"), value: [UInt8](repeating: 1, count: 100)) }
+        }
+        try env.write { txn in try txn.empty(try txn.createDatabase(named: "d")) }
+        try env.copy(to: copy.path, compacting: true)
+        let copied = try Environment(path: copy.path)
+        try copied.read { txn in
+            let db = try #require(try txn.openDatabase(named: "d"))
+            #expect(try txn.statistics(db).entries == 0)
+        }
+        #expect(copied.info.lastPage < env.info.lastPage)
+    }
+}

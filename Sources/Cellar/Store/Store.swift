@@ -84,6 +84,7 @@ public final class Store: Sendable {
     /// In async code prefer `try await write`, which does not block a thread of the cooperative pool.
     ///
     /// - Throws: what `body` throws, or a `StoreError`.
+    @discardableResult
     public func write<R>(_ body: (Transaction) throws -> R) throws -> R {
         var committed: Transaction?
         let result: R
@@ -107,6 +108,7 @@ public final class Store: Sendable {
     /// it. If `body` throws, nothing it did is written.
     ///
     /// - Throws: what `body` throws, or a `StoreError`.
+    @discardableResult
     public func write<R: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> R) async throws -> R {
         try await withCheckedThrowingContinuation { continuation in
             core.writerQueue.async {

@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+
+@testable import Cellar
+
+@Suite("Frozen results")
+struct ResultsTests {
+    @Test func heldResultsSurviveTheDeleteOfTheirRows() throws {
+        let store = try Store.inMemory(.init(models: [Dog.self]))
+        try store.write { tx in
+            for i in 1...8 { try tx.insert(Dog(name: "Dog \(i)", age: i)) }
+        }
+        let held = try store.objects(Dog.self).results()
+        #expect(held.count == 8)
+
+        try store.write { tx in
+            try tx.delete(Dog.self, id: 7)
+            try tx.delete(Dog.self, id: 8)
+        }
+        // The held results are unchanged: count and every element, the deleted ones included.
+        #expect(held.count == 8)
+        for (index, dog) in held.enumerated() {
+            #expect(dog.id == Int64(index + 1))
+            #expect(dog.name == "Dog \(index + 1)")
+        }
+        #expect(held[7].name == "Dog 8")
+
+        let latest = try held.latest()
+        #expect(latest.count == 6)
+        #expect(latest.map(\.id) == [1, 2, 3, 4, 5, 6])
+        #expect(latest.version > held.version)
+        #expect(held.version < store.version || held.version == store.version)
+    }
+
+    @Test func changedRowsDoNotChangeHeldResults() throws {
+        let store = try Store.inMemory(.init(models: [Dog.self]))
+        try store.write { tx in try tx.insert(Dog(name: "Taro", age: 3)) }
+        let held = try store.objects(Dog.self).results()
+        try store.write { tx in try tx.update(Dog(id: 1, name: "Renamed", age: 4)) }
+        #expect(held[0] == Dog(id: 1, name: "Taro", age: 3))
+        #expect(try held.latest()[0].name == "Renamed")
+    }
+
+    @Test func manyReadersOnManyTasksWhileAWriterCommits() async throws {
+        let store = try Store.inMemory(.init(models: [Dog.self]))
+        try await store.write { tx in for i in 0..<100 { try tx.insert(Dog(name: "seed \(i)", age: i)) } }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for round in 0..<100 {
+                    try await store.write { tx in
+                        // Each commit adds 10 and deletes 5, so every snapshot's count is 100 + 5k.
+                        for i in 0..<10 { try tx.insert(Dog(name: "w\(round).\(i)", age: i)) }
+                        let victims = try tx.objects(Dog.self).results().prefix(5).map(\.id)
+                        for id in victims { try tx.delete(Dog.self, id: id) }
+                    }
+                }
+            }
+            for _ in 0..<8 {
+                group.addTask {
+                    for _ in 0..<100 {
+                        let results = try store.objects(Dog.self).results()
+                        #expect((results.count - 100) % 5 == 0)
+                        // Every element of a snapshot is readable, and ids ascend.
+                        #expect(zip(results, results.dropFirst()).allSatisfy { $0.id < $1.id })
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try store.count(Dog.self) == 100 + 100 * 5)
+    }
+
+    @Test func tenThousandQueriesNeverExhaustReaderSlots() throws {
+        let folder = TemporaryFolder()
+        let store = try Store(at: folder.url, configuration: .init(models: [Dog.self], maxReaders: 8))
+        try store.write { tx in try tx.insert(Dog(name: "Taro", age: 3)) }
+        for _ in 0..<10_000 {
+            _ = try store.objects(Dog.self).results()
+            _ = try store.object(Dog.self, id: 1)
+        }
+        #expect(store.core.environment.info.readersInUse <= 8)
+    }
+
+    @Test func aTinyMapGrowsByItselfWhile50MBAreInserted() throws {
+        let folder = TemporaryFolder()
+        let store = try folder.store([Note.self], mapSize: 1 << 20)
+        let text = String(repeating: "0123456789abcdef", count: 64)  // 1 KiB
+        // 50 MB in 50 transactions of 1,000 KiB records each, with one more of 5 MB in a single transaction.
+        for batch in 0..<50 {
+            try store.write { tx in
+                for i in 0..<1_000 { try tx.insert(Note(id: "\(batch)-\(i)", text: text)) }
+            }
+        }
+        try store.write { tx in
+            for i in 0..<5_000 { try tx.insert(Note(id: "big-\(i)", text: text)) }
+        }
+        #expect(try store.count(Note.self) == 55_000)
+        #expect(store.core.environment.info.mapSize > 50 << 20)
+        #expect(try store.object(Note.self, id: "49-999")?.text == text)
+    }
+}
