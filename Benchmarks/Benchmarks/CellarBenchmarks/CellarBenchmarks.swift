@@ -1,0 +1,258 @@
+// Cellar beside raw LMDB (a hand-written byte layout: the ceiling) and GRDB (Codable records in a file database:
+// the peer users pick today), on the same records, in one run.
+//
+// Run from this folder:  swift package benchmark
+// A quick smoke run:     CELLAR_BENCH_RECORDS=2000 CELLAR_BENCH_ITERATIONS=1 swift package benchmark
+import Benchmark
+import Cellar
+import Foundation
+import GRDB
+import LMDB
+
+/// The record every engine stores.
+struct Dog: Model, Codable, FetchableRecord, PersistableRecord {
+    var id: Int64
+    var name: String
+    var age: Int
+    var owner: Int64?
+}
+
+let recordCount = ProcessInfo.processInfo.environment["CELLAR_BENCH_RECORDS"].flatMap(Int.init) ?? 100_000
+let batchDeleteCount = recordCount / 10
+let singleDeleteCount = max(recordCount / 100, 10)
+let iterations = ProcessInfo.processInfo.environment["CELLAR_BENCH_ITERATIONS"].flatMap(Int.init) ?? 10
+
+let dogs: [Dog] = (1...Int64(recordCount)).map { id in
+    Dog(id: id, name: "Dog \(id)", age: Int(id % 15), owner: id % 3 == 0 ? nil : id / 3)
+}
+
+/// Deterministic shuffled ids, so every engine reads and deletes the same ones in the same order.
+let randomIDs: [Int64] = {
+    var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+    var ids = dogs.map(\.id)
+    for i in stride(from: ids.count - 1, to: 0, by: -1) {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        ids.swapAt(i, Int(state >> 33) % (i + 1))
+    }
+    return ids
+}()
+
+func temporaryFolder() -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("cellar-bench-\(UUID().uuidString)")
+    try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+// MARK: - Cellar
+
+func cellarStore(filled: Bool) throws -> Store {
+    let store = try Store.inMemory(.init(models: [Dog.self], initialMapSize: 256 << 20))
+    if filled { try store.write { tx in for dog in dogs { try tx.insert(dog) } } }
+    return store
+}
+
+// MARK: - Raw LMDB with a hand-written layout
+
+/// key: id as 8 big-endian bytes; value: age (8), owner flag (1) and owner (8), name length (4) and UTF-8.
+enum RawLayout {
+    static func key(_ id: Int64) -> [UInt8] { withUnsafeBytes(of: UInt64(bitPattern: id).bigEndian, Array.init) }
+
+    static func value(_ dog: Dog, into buffer: inout [UInt8]) {
+        buffer.removeAll(keepingCapacity: true)
+        withUnsafeBytes(of: Int64(dog.age).littleEndian) { buffer.append(contentsOf: $0) }
+        buffer.append(dog.owner == nil ? 0 : 1)
+        withUnsafeBytes(of: (dog.owner ?? 0).littleEndian) { buffer.append(contentsOf: $0) }
+        let name = Array(dog.name.utf8)
+        withUnsafeBytes(of: UInt32(name.count).littleEndian) { buffer.append(contentsOf: $0) }
+        buffer.append(contentsOf: name)
+    }
+
+    static func dog(id: Int64, from bytes: UnsafeRawBufferPointer) -> Dog {
+        let age = Int(Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: 0, as: Int64.self)))
+        let hasOwner = bytes[8] == 1
+        let owner = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: 9, as: Int64.self))
+        let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 17, as: UInt32.self)))
+        let name = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[21..<21 + length]), as: UTF8.self)
+        return Dog(id: id, name: name, age: age, owner: hasOwner ? owner : nil)
+    }
+}
+
+final class RawStore {
+    let folder = temporaryFolder()
+    let environment: Environment
+    let database: LMDB.Database
+
+    init(filled: Bool) throws {
+        var options = EnvironmentOptions()
+        options.mapSize = 256 << 20
+        environment = try Environment(path: folder.path, options: options)
+        database = try environment.write { try $0.createDatabase(named: "dogs") }
+        if filled { try insertAll() }
+    }
+
+    deinit { try? FileManager.default.removeItem(at: folder) }
+
+    func insertAll() throws {
+        try environment.write { txn in
+            var buffer: [UInt8] = []
+            for dog in dogs {
+                RawLayout.value(dog, into: &buffer)
+                try txn.put(database, key: RawLayout.key(dog.id), value: buffer)
+            }
+        }
+    }
+}
+
+// MARK: - GRDB
+
+final class GRDBStore {
+    let folder = temporaryFolder()
+    let queue: DatabaseQueue
+
+    init(filled: Bool) throws {
+        queue = try DatabaseQueue(path: folder.appendingPathComponent("dogs.sqlite").path)
+        try queue.write { db in
+            try db.create(table: "dog") { table in
+                table.primaryKey("id", .integer)
+                table.column("name", .text).notNull()
+                table.column("age", .integer).notNull()
+                table.column("owner", .integer)
+            }
+        }
+        if filled { try queue.write { db in for dog in dogs { try dog.insert(db) } } }
+    }
+
+    deinit { try? FileManager.default.removeItem(at: folder) }
+}
+
+// MARK: - The benchmarks
+
+let benchmarks: @Sendable () -> Void = {
+    Benchmark.defaultConfiguration = .init(
+        metrics: [.wallClock, .throughput], timeUnits: .milliseconds, warmupIterations: min(iterations, 1),
+        maxDuration: .seconds(5), maxIterations: iterations)
+
+    // Insert every record in one transaction, into an empty store made before the clock starts.
+    Benchmark("insert \(recordCount) in one transaction: Cellar") { benchmark in
+        let store = try cellarStore(filled: false)
+        benchmark.startMeasurement()
+        try store.write { tx in for dog in dogs { try tx.insert(dog) } }
+        benchmark.stopMeasurement()
+    }
+    Benchmark("insert \(recordCount) in one transaction: raw LMDB") { benchmark in
+        let store = try RawStore(filled: false)
+        benchmark.startMeasurement()
+        try store.insertAll()
+        benchmark.stopMeasurement()
+    }
+    Benchmark("insert \(recordCount) in one transaction: GRDB") { benchmark in
+        let store = try GRDBStore(filled: false)
+        benchmark.startMeasurement()
+        try store.queue.write { db in for dog in dogs { try dog.insert(db) } }
+        benchmark.stopMeasurement()
+    }
+
+    // Random primary-key gets with a full decode, all inside one read transaction.
+    Benchmark("get \(recordCount) by id: Cellar") { benchmark in
+        let store = try cellarStore(filled: true)
+        benchmark.startMeasurement()
+        try store.read { snapshot in
+            for id in randomIDs { blackHole(try snapshot.object(Dog.self, id: id)) }
+        }
+    }
+    Benchmark("get \(recordCount) by id: raw LMDB") { benchmark in
+        let store = try RawStore(filled: true)
+        benchmark.startMeasurement()
+        try store.environment.read { txn in
+            for id in randomIDs {
+                guard let bytes = try txn.get(store.database, key: RawLayout.key(id)) else { continue }
+                blackHole(RawLayout.dog(id: id, from: bytes))
+            }
+        }
+    }
+    Benchmark("get \(recordCount) by id: GRDB fetchOne") { benchmark in
+        let store = try GRDBStore(filled: true)
+        benchmark.startMeasurement()
+        try store.queue.read { db in
+            for id in randomIDs { blackHole(try Dog.fetchOne(db, key: id)) }
+        }
+    }
+    Benchmark("get \(recordCount) by id: GRDB cached statement") { benchmark in
+        let store = try GRDBStore(filled: true)
+        benchmark.startMeasurement()
+        try store.queue.read { db in
+            let statement = try db.cachedStatement(sql: "SELECT * FROM dog WHERE id = ?")
+            for id in randomIDs { blackHole(try Dog.fetchOne(statement, arguments: [id])) }
+        }
+    }
+
+    // A full scan that decodes every record.
+    Benchmark("scan \(recordCount): Cellar") { benchmark in
+        let store = try cellarStore(filled: true)
+        benchmark.startMeasurement()
+        blackHole(try store.objects(Dog.self).results())
+    }
+    Benchmark("scan \(recordCount): raw LMDB") { benchmark in
+        let store = try RawStore(filled: true)
+        benchmark.startMeasurement()
+        var all: [Dog] = []
+        try store.environment.read { txn in
+            try txn.withCursor(store.database) { cursor in
+                var entry = try cursor.first()
+                while let (key, value) = entry {
+                    let id = Int64(bitPattern: UInt64(bigEndian: key.loadUnaligned(as: UInt64.self)))
+                    all.append(RawLayout.dog(id: id, from: value))
+                    entry = try cursor.next()
+                }
+            }
+        }
+        blackHole(all)
+    }
+    Benchmark("scan \(recordCount): GRDB") { benchmark in
+        let store = try GRDBStore(filled: true)
+        benchmark.startMeasurement()
+        blackHole(try store.queue.read { db in try Dog.fetchAll(db) })
+    }
+
+    // Delete a tenth of the records by id in one transaction.
+    Benchmark("delete \(batchDeleteCount) by id in one transaction: Cellar") { benchmark in
+        let store = try cellarStore(filled: true)
+        benchmark.startMeasurement()
+        try store.write { tx in for id in randomIDs.prefix(batchDeleteCount) { try tx.delete(Dog.self, id: id) } }
+    }
+    Benchmark("delete \(batchDeleteCount) by id in one transaction: raw LMDB") { benchmark in
+        let store = try RawStore(filled: true)
+        benchmark.startMeasurement()
+        try store.environment.write { txn in
+            for id in randomIDs.prefix(batchDeleteCount) { try txn.delete(store.database, key: RawLayout.key(id)) }
+        }
+    }
+    Benchmark("delete \(batchDeleteCount) by id in one transaction: GRDB") { benchmark in
+        let store = try GRDBStore(filled: true)
+        benchmark.startMeasurement()
+        try store.queue.write { db in
+            for id in randomIDs.prefix(batchDeleteCount) { try Dog.deleteOne(db, key: id) }
+        }
+    }
+
+    // Delete records one transaction each: every commit is flushed to disk (fsync) by all three.
+    Benchmark("delete \(singleDeleteCount) by id, one transaction each: Cellar") { benchmark in
+        let store = try cellarStore(filled: true)
+        benchmark.startMeasurement()
+        for id in randomIDs.prefix(singleDeleteCount) { try store.write { tx in try tx.delete(Dog.self, id: id) } }
+    }
+    Benchmark("delete \(singleDeleteCount) by id, one transaction each: raw LMDB") { benchmark in
+        let store = try RawStore(filled: true)
+        benchmark.startMeasurement()
+        for id in randomIDs.prefix(singleDeleteCount) {
+            _ = try store.environment.write { txn in try txn.delete(store.database, key: RawLayout.key(id)) }
+        }
+    }
+    Benchmark("delete \(singleDeleteCount) by id, one transaction each: GRDB") { benchmark in
+        let store = try GRDBStore(filled: true)
+        benchmark.startMeasurement()
+        for id in randomIDs.prefix(singleDeleteCount) {
+            try store.queue.write { db in _ = try Dog.deleteOne(db, key: id) }
+        }
+    }
+}
