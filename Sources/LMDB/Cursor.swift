@@ -11,8 +11,10 @@ public final class Cursor {
 
     init(handle: OpaquePointer) { self.handle = handle }
 
-    private func move(_ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil,
-                      value: UnsafeRawBufferPointer? = nil) throws(LMDBError) -> Entry? {
+    private func move(
+        _ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil,
+        value: UnsafeRawBufferPointer? = nil
+    ) throws(LMDBError) -> Entry? {
         var k = key.map(mdbValue) ?? MDB_val()
         var v = value.map(mdbValue) ?? MDB_val()
         let code = mdb_cursor_get(handle, &k, &v, op)

@@ -8,11 +8,6 @@ public struct Database: Sendable, Hashable {
     public let handle: MDB_dbi
     /// The flags the database was opened with.
     public let flags: DatabaseFlags
-
-    init(handle: MDB_dbi, flags: DatabaseFlags) {
-        self.handle = handle
-        self.flags = flags
-    }
 }
 
 /// Flags of a named database (`mdb_dbi_open`).

@@ -1,24 +1,106 @@
+// cellar-demo: the stories behind Cellar, end to end on a real store in a temporary folder.
 import Cellar
 import Foundation
 
-struct Dog: Model {
-    var id: Int64 = 0
+struct Person: Model {
+    var id: Int64 = 0  // 0 asks the store for the next id
     var name: String
-    var age: Int
-    var owner: Int64?
-    static let schema = Schema<Dog>(autoIncrement: true)
+    static let schema = Schema<Person>(autoIncrement: true)
 }
 
-let store = try Store.inMemory(.init(models: [Dog.self]))
-try store.write { tx in
-    for i in 0..<8 { try tx.insert(Dog(name: "Dog \(i)", age: i, owner: i % 2 == 0 ? nil : 7)) }
+struct Dog: Model {
+    var id: String = UUID().uuidString
+    var name: String
+    var age: Int
+    var kind: Kind = .mutt
+    enum Kind: String, Codable { case mutt, shiba }
 }
-let dogs = try store.objects(Dog.self).results()
-print(dogs.count, dogs.map(\.id), dogs[3])
-try store.write { tx in
-    try tx.delete(Dog.self, id: 7)
-    try tx.delete(Dog.self, id: 8)
+
+func heading(_ title: String) { print("\n== \(title)") }
+func say(_ line: String) { print("   \(line)") }
+
+let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cellar-demo-\(UUID().uuidString)")
+defer { try? FileManager.default.removeItem(at: folder) }
+let configuration = Configuration(models: [Person.self, Dog.self], schemaVersion: 1)
+
+do {
+    print("Cellar demo: a store in \(folder.path)")
+
+    heading("Auto-increment ids are never reused")
+    do {
+        let store = try Store(at: folder, configuration: configuration)
+        var alice = Person(name: "Alice")
+        var bob = Person(name: "Bob")
+        try store.write { tx in
+            try tx.insert(&alice)
+            try tx.insert(&bob)
+        }
+        say("inserted Alice as #\(alice.id) and Bob as #\(bob.id)")
+        try store.write { tx in try tx.delete(Person.self, id: bob.id) }
+        say("deleted Bob (#\(bob.id))")
+        let carol = try store.write { tx in try tx.insert(Person(name: "Carol")) }
+        say("inserted Carol as #\(carol.id): Bob's #\(bob.id) is not handed out again")
+    }
+    say("closed the store (released every Store value)")
+    let store = try Store(at: folder, configuration: configuration)
+    let dave = try store.write { tx in try tx.insert(Person(name: "Dave")) }
+    say("reopened it and inserted Dave as #\(dave.id): the sequence survived the restart")
+    let people = try store.objects(Person.self).results()
+    say("people now: " + people.map { "#\($0.id) \($0.name)" }.joined(separator: ", "))
+
+    heading("A result survives the delete of its rows")
+    try store.write { tx in
+        for (name, age) in [("Taro", 3), ("Hachi", 5), ("Pochi", 1), ("Shiro", 8)] {
+            try tx.insert(Dog(name: name, age: age, kind: name == "Hachi" ? .shiba : .mutt))
+        }
+    }
+    let dogs = try store.objects(Dog.self).results()
+    say("a view holds \(dogs.count) dogs (version \(dogs.version)): " + dogs.map(\.name).joined(separator: ", "))
+    let deleted = dogs[dogs.count - 1]
+    try store.write { tx in
+        try tx.delete(Dog.self, id: dogs[dogs.count - 2].id)
+        try tx.delete(Dog.self, id: deleted.id)
+    }
+    say("another transaction deleted the last two of them")
+    say("the held result still has \(dogs.count) dogs; its last is still \(dogs[dogs.count - 1].name), age \(deleted.age)")
+    say("  (Realm: 'Object has been deleted or invalidated' or 'Index 3 is out of bounds')")
+    let latest = try dogs.latest()
+    say("latest() runs the query again on version \(latest.version): \(latest.count) dogs, "
+        + latest.map(\.name).joined(separator: ", "))
+
+    heading("Errors are values you can catch, never crashes")
+    do {
+        try store.write { tx in
+            try tx.insert(Person(name: "Eve"))
+            try tx.insert(Person(id: alice(in: people).id, name: "Alice again"))
+        }
+    } catch let error as StoreError {
+        say("insert with a taken id threw StoreError: \(error)")
+        say("and the whole transaction was rolled back: \(try store.count(Person.self)) people, no Eve")
+    }
+    do {
+        try store.write { tx in try tx.update(Dog(id: "no-such-dog", name: "Ghost", age: 1)) }
+    } catch {
+        say("update of a missing record threw: \(error)")
+    }
+    do {
+        _ = try Store(at: folder, configuration: .init(models: [Person.self, Dog.self], schemaVersion: 0))
+    } catch {
+        say("opening with an older schema version threw: \(error)")
+    }
+
+    heading("Async writes run on the store's writer queue")
+    let ids = try await withThrowingTaskGroup(of: Int64.self) { group in
+        for name in ["Frank", "Grace", "Heidi"] {
+            group.addTask { try await store.write { tx in try tx.insert(Person(name: name)).id } }
+        }
+        return try await group.reduce(into: []) { $0.append($1) }.sorted()
+    }
+    say("three tasks inserted concurrently and got ids \(ids.map(String.init).joined(separator: ", "))")
+    print("\nDone.")
+} catch {
+    print("cellar-demo failed: \(error)")
+    exit(1)
 }
-print(dogs.count, try dogs.latest().count)
-let d = try store.write { tx in try tx.insert(Dog(name: "new", age: 1)) }
-print(d.id)
+
+func alice(in people: Results<Person>) -> Person { people.first { $0.name == "Alice" } ?? people[0] }

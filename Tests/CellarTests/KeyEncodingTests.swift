@@ -28,7 +28,10 @@ struct Composite: Codable, Comparable {
 @Suite("Order-preserving keys")
 struct KeyEncodingTests {
     @Test func stringTestVectorFromTheDesign() throws {
-        #expect(try key("foo\0bar") == [KeyEncoding.Tag.string.rawValue, 0x66, 0x6F, 0x6F, 0x00, 0xFF, 0x62, 0x61, 0x72, 0x00])
+        #expect(
+            try key("foo\0bar") == [
+                KeyEncoding.Tag.string.rawValue, 0x66, 0x6F, 0x6F, 0x00, 0xFF, 0x62, 0x61, 0x72, 0x00,
+            ])
     }
 
     @Test func signedIntegersAcrossTheSignAndByteBoundaries() {
@@ -51,7 +54,9 @@ struct KeyEncodingTests {
     }
 
     @Test func doublesWithZeroesAndInfinities() throws {
-        let values: [Double] = [-.infinity, -1e300, -2.5, -1, -.leastNonzeroMagnitude, 0, .leastNonzeroMagnitude, 1, 2.5, 1e300, .infinity]
+        let values: [Double] = [
+            -.infinity, -1e300, -2.5, -1, -.leastNonzeroMagnitude, 0, .leastNonzeroMagnitude, 1, 2.5, 1e300, .infinity,
+        ]
         for a in values { for b in values { expectSameOrder(a, b) } }
         #expect(try key(-0.0) == key(0.0))
         expectSameOrder(Float(-1.5), Float(0.25))
@@ -73,7 +78,9 @@ struct KeyEncodingTests {
         #expect(try key(false).lexicographicallyPrecedes(key(true)))
         expectSameOrder(Date(timeIntervalSince1970: -5), Date(timeIntervalSince1970: 5))
         let uuids = (0..<20).map { _ in UUID() }
-        for a in uuids { for b in uuids { #expect(try key(a).lexicographicallyPrecedes(key(b)) == (a.uuidString < b.uuidString)) } }
+        for a in uuids {
+            for b in uuids { #expect(try key(a).lexicographicallyPrecedes(key(b)) == (a.uuidString < b.uuidString)) }
+        }
         #expect(try key(Data([1, 2])).lexicographicallyPrecedes(key(Data([1, 2, 0]))))
         #expect(throws: KeyEncoding.Failure.self) { try key(Decimal(1)) }
     }
@@ -102,7 +109,8 @@ struct KeyEncodingTests {
     }
 
     @Test func propertyDoubleOrder() async {
-        await propertyCheck(count: 2_000, input: Gen.double(in: -1e300...1e300), Gen.double(in: -1e300...1e300)) { a, b in
+        await propertyCheck(count: 2_000, input: Gen.double(in: -1e300...1e300), Gen.double(in: -1e300...1e300)) {
+            a, b in
             expectSameOrder(a, b)
         }
     }
@@ -112,8 +120,10 @@ struct KeyEncodingTests {
         let text = Gen.character(in: "\u{0}"..."\u{3}").string(of: 0...6)
         await propertyCheck(count: 2_000, input: text, text) { a, b in
             // Byte order is UTF-8 order, which is Unicode scalar order.
-            let ka = try? key(a), kb = try? key(b)
-            #expect(ka?.lexicographicallyPrecedes(kb ?? []) == a.unicodeScalars.lexicographicallyPrecedes(b.unicodeScalars))
+            let ka = try? key(a)
+            let kb = try? key(b)
+            #expect(
+                ka?.lexicographicallyPrecedes(kb ?? []) == a.unicodeScalars.lexicographicallyPrecedes(b.unicodeScalars))
         }
     }
 

@@ -16,7 +16,10 @@ struct Foundations: Codable, Equatable {
 }
 
 enum Kind: String, Codable, Equatable { case mutt, shiba }
-enum Rank: Int, Codable, Equatable { case low = 1, high = 99 }
+enum Rank: Int, Codable, Equatable {
+    case low = 1
+    case high = 99
+}
 enum Shape: Codable, Equatable {
     case circle(radius: Double)
     case rectangle(Double, Double)
@@ -123,7 +126,8 @@ struct RecordCodecTests {
             intDictionary: [-1: "minus", 0: "zero", 42: "answer"], uuidDictionary: [UUID(): 1.5],
             matrix: [[1], [], [2, 3]], kind: .shiba, rank: .high,
             shapes: [.circle(radius: 2), .rectangle(3, 4), .point, .labelled(name: "n", tags: ["t"])],
-            inner: .init(name: "in", values: [1, 2]), inners: [.init(name: "a", values: []), .init(name: "b", values: [3])],
+            inner: .init(name: "in", values: [1, 2]),
+            inners: [.init(name: "a", values: []), .init(name: "b", values: [3])],
             optionalInner: nil)
         let decoded = try roundTrip(value)
         // Synthesized Codable writes `.some(nil)` of an `Int??` as nil, as JSONEncoder does: it reads back as nil.
@@ -228,7 +232,8 @@ struct RecordCodecTests {
             case 0: mutated = Array(mutated.prefix(Int.random(in: 0..<mutated.count, using: &generator)))
             case 1:
                 for _ in 0..<Int.random(in: 1...4, using: &generator) {
-                    mutated[Int.random(in: 0..<mutated.count, using: &generator)] = .random(in: 0...255, using: &generator)
+                    mutated[Int.random(in: 0..<mutated.count, using: &generator)] = .random(
+                        in: 0...255, using: &generator)
                 }
             case 2: mutated = (0..<Int.random(in: 0...64, using: &generator)).map { _ in .random(in: 0...255) }
             default:
@@ -236,7 +241,9 @@ struct RecordCodecTests {
                 mutated.insert(contentsOf: [0xFF, 0xFF, 0xFF, 0x7F], at: at)
             }
             do {
-                _ = try mutated.withUnsafeBytes { try RecordDecoder.decode(Containers.self, from: $0, dictionary: keys) }
+                _ = try mutated.withUnsafeBytes {
+                    try RecordDecoder.decode(Containers.self, from: $0, dictionary: keys)
+                }
             } catch {
                 failures += 1
             }

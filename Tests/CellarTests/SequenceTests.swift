@@ -92,7 +92,9 @@ struct SequenceTests {
 
     private func helperExecutable() throws -> URL {
         let folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        let candidates = [folder, folder.deletingLastPathComponent(), Bundle.main.bundleURL.deletingLastPathComponent()]
+        let candidates = [
+            folder, folder.deletingLastPathComponent(), Bundle.main.bundleURL.deletingLastPathComponent(),
+        ]
         for candidate in candidates {
             let url = candidate.appendingPathComponent("cellar-test-helper")
             if FileManager.default.isExecutableFile(atPath: url.path) { return url }

@@ -165,13 +165,17 @@ struct StoreTests {
         let copy = TemporaryFolder()
         do {
             let store = try folder.store([Note.self])
-            try store.write { tx in for i in 0..<2_000 { try tx.insert(Note(id: "n\(i)", text: String(repeating: "x", count: 200))) } }
+            try store.write { tx in
+                for i in 0..<2_000 { try tx.insert(Note(id: "n\(i)", text: String(repeating: "x", count: 200))) }
+            }
             try store.write { tx in for i in 0..<1_900 { try tx.delete(Note.self, id: "n\(i)") } }
             try store.compact(to: copy.url)
             #expect(throws: StoreError.self) { try store.compact(to: copy.url) }
         }
         let size = { (url: URL) in
-            (try? FileManager.default.attributesOfItem(atPath: url.appendingPathComponent("data.mdb").path)[.size] as? Int) ?? 0
+            (try? FileManager.default.attributesOfItem(atPath: url.appendingPathComponent("data.mdb").path)[.size]
+                as? Int)
+                ?? 0
         }
         #expect(size(copy.url) < size(folder.url))
         let compacted = try Store(at: copy.url, configuration: .init(models: [Note.self]))
@@ -212,7 +216,8 @@ struct StoreTests {
         }
         #expect(Set(ids) == Set(1...50))
         #expect(DispatchQueue.getSpecific(key: StoreCore.writerQueueKey) == nil)
-        let onWriterQueue = try await store.write { _ in DispatchQueue.getSpecific(key: StoreCore.writerQueueKey) != nil }
+        let onWriterQueue = try await store.write { _ in DispatchQueue.getSpecific(key: StoreCore.writerQueueKey) != nil
+        }
         #expect(onWriterQueue)
     }
 
@@ -261,7 +266,8 @@ struct StoreTests {
             try store.write { tx in try tx.insert(Before(id: 7, name: "Rex")) }
         }
         let store = try folder.store([After.self])
-        #expect(throws: StoreError.decodingFailed(model: "Pet", id: "7", field: "age", reason: "no value for \"age\"")) {
+        #expect(throws: StoreError.decodingFailed(model: "Pet", id: "7", field: "age", reason: "no value for \"age\""))
+        {
             try store.object(After.self, id: 7)
         }
     }

@@ -98,7 +98,9 @@ struct LMDBTests {
                 #expect(text(try cursor.first()?.value) == "alf")
             }
             let (age7, al) = (bytes("age7"), bytes("al"))
-            let removed = try age7.withUnsafeBytes { key in try al.withUnsafeBytes { try txn.delete(db, key: key, value: $0) } }
+            let removed = try age7.withUnsafeBytes { key in
+                try al.withUnsafeBytes { try txn.delete(db, key: key, value: $0) }
+            }
             #expect(removed)
             #expect(try txn.statistics(db).entries == 4)
         }
@@ -171,7 +173,9 @@ struct LMDBTests {
         let db = try env.write { try $0.createDatabase(named: "d") }
         try env.read { (reader) throws in
             let before = reader.id
-            let writer = Thread { _ = try? env.write { (txn) throws in try txn.put(db, key: bytes("k"), value: bytes("v")) } }
+            let writer = Thread {
+                _ = try? env.write { (txn) throws in try txn.put(db, key: bytes("k"), value: bytes("v")) }
+            }
             writer.start()
             while !writer.isFinished { usleep(1_000) }
             #expect(try reader.get(db, key: bytes("k")) == nil)

@@ -226,22 +226,70 @@ final class KeyEncoder: Encoder {
         var codingPath: [any CodingKey] { [] }
         var count = 0
 
-        mutating func encodeNil() { encoder.encodeNil(); count += 1 }
-        mutating func encode(_ value: Bool) { encoder.encode(value); count += 1 }
-        mutating func encode(_ value: String) { encoder.encode(value); count += 1 }
-        mutating func encode(_ value: Double) throws { try encoder.encode(value); count += 1 }
-        mutating func encode(_ value: Float) throws { try encoder.encode(value); count += 1 }
-        mutating func encode(_ value: Int) { encoder.encode(integer: value); count += 1 }
-        mutating func encode(_ value: Int8) { encoder.encode(integer: value); count += 1 }
-        mutating func encode(_ value: Int16) { encoder.encode(integer: value); count += 1 }
-        mutating func encode(_ value: Int32) { encoder.encode(integer: value); count += 1 }
-        mutating func encode(_ value: Int64) { encoder.encode(integer: value); count += 1 }
-        mutating func encode(_ value: UInt) { encoder.encode(integer: value); count += 1 }
-        mutating func encode(_ value: UInt8) { encoder.encode(integer: value); count += 1 }
-        mutating func encode(_ value: UInt16) { encoder.encode(integer: value); count += 1 }
-        mutating func encode(_ value: UInt32) { encoder.encode(integer: value); count += 1 }
-        mutating func encode(_ value: UInt64) { encoder.encode(integer: value); count += 1 }
-        mutating func encode<T: Encodable>(_ value: T) throws { try encoder.encodeComponent(value); count += 1 }
+        mutating func encodeNil() {
+            encoder.encodeNil()
+            count += 1
+        }
+        mutating func encode(_ value: Bool) {
+            encoder.encode(value)
+            count += 1
+        }
+        mutating func encode(_ value: String) {
+            encoder.encode(value)
+            count += 1
+        }
+        mutating func encode(_ value: Double) throws {
+            try encoder.encode(value)
+            count += 1
+        }
+        mutating func encode(_ value: Float) throws {
+            try encoder.encode(value)
+            count += 1
+        }
+        mutating func encode(_ value: Int) {
+            encoder.encode(integer: value)
+            count += 1
+        }
+        mutating func encode(_ value: Int8) {
+            encoder.encode(integer: value)
+            count += 1
+        }
+        mutating func encode(_ value: Int16) {
+            encoder.encode(integer: value)
+            count += 1
+        }
+        mutating func encode(_ value: Int32) {
+            encoder.encode(integer: value)
+            count += 1
+        }
+        mutating func encode(_ value: Int64) {
+            encoder.encode(integer: value)
+            count += 1
+        }
+        mutating func encode(_ value: UInt) {
+            encoder.encode(integer: value)
+            count += 1
+        }
+        mutating func encode(_ value: UInt8) {
+            encoder.encode(integer: value)
+            count += 1
+        }
+        mutating func encode(_ value: UInt16) {
+            encoder.encode(integer: value)
+            count += 1
+        }
+        mutating func encode(_ value: UInt32) {
+            encoder.encode(integer: value)
+            count += 1
+        }
+        mutating func encode(_ value: UInt64) {
+            encoder.encode(integer: value)
+            count += 1
+        }
+        mutating func encode<T: Encodable>(_ value: T) throws {
+            try encoder.encodeComponent(value)
+            count += 1
+        }
         mutating func nestedContainer<NestedKey: CodingKey>(
             keyedBy keyType: NestedKey.Type
         ) -> KeyedEncodingContainer<NestedKey> {

@@ -29,8 +29,10 @@ final class RecordDecoder {
         _ type: T.Type, from bytes: UnsafeRawBufferPointer, dictionary: KeyDictionary
     ) throws -> T {
         guard bytes.first == RecordFormat.version else {
-            throw DecodingError.dataCorrupted(.init(
-                codingPath: [], debugDescription: "the record does not start with format version \(RecordFormat.version)"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: [],
+                    debugDescription: "the record does not start with format version \(RecordFormat.version)"))
         }
         let decoder = RecordDecoder(bytes: bytes, dictionary: dictionary)
         return try decoder.decodeValue(type, at: 1, key: nil)
@@ -137,14 +139,17 @@ final class RecordDecoder {
         let found = try type(at: offset, key: key)
         var reader = ByteReader(bytes, offset: offset + 1)
         if found == expected {
-            return Double(bitPattern: try readOrThrow(key) { () throws(ByteReader.OutOfBounds) in
-                try reader.fixed(UInt64.self)
-            })
+            return Double(
+                bitPattern: try readOrThrow(key) { () throws(ByteReader.OutOfBounds) in
+                    try reader.fixed(UInt64.self)
+                })
         }
         if found == .float, expected == .double {
-            return Double(Float(bitPattern: try readOrThrow(key) { () throws(ByteReader.OutOfBounds) in
-                try reader.fixed(UInt32.self)
-            }))
+            return Double(
+                Float(
+                    bitPattern: try readOrThrow(key) { () throws(ByteReader.OutOfBounds) in
+                        try reader.fixed(UInt32.self)
+                    }))
         }
         throw mismatch(expected, found: found, key: key)
     }
@@ -153,9 +158,10 @@ final class RecordDecoder {
         let found = try type(at: offset, key: key)
         var reader = ByteReader(bytes, offset: offset + 1)
         switch found {
-        case .float: return try readOrThrow(key) { () throws(ByteReader.OutOfBounds) in
-            Float(bitPattern: try reader.fixed(UInt32.self))
-        }
+        case .float:
+            return try readOrThrow(key) { () throws(ByteReader.OutOfBounds) in
+                Float(bitPattern: try reader.fixed(UInt32.self))
+            }
         case .double:
             let value = try readOrThrow(key) { () throws(ByteReader.OutOfBounds) in
                 Double(bitPattern: try reader.fixed(UInt64.self))
@@ -329,7 +335,8 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     private func require(_ key: Key) throws -> Int {
         guard let offset = try find(key) else {
             throw DecodingError.keyNotFound(
-                key, .init(codingPath: codingPath, debugDescription: "the record has no value for \"\(key.stringValue)\""))
+                key,
+                .init(codingPath: codingPath, debugDescription: "the record has no value for \"\(key.stringValue)\""))
         }
         return offset
     }
@@ -429,8 +436,9 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     ) throws -> KeyedDecodingContainer<NestedKey> {
         let (start, end, _) = try decoder.container(at: require(key), type: .keyed, key: key)
         decoder.cursors.append(start)
-        return KeyedDecodingContainer(KeyedContainer<NestedKey>(
-            decoder: decoder, start: start, end: end, slot: decoder.cursors.count - 1, path: codingPath + [key]))
+        return KeyedDecodingContainer(
+            KeyedContainer<NestedKey>(
+                decoder: decoder, start: start, end: end, slot: decoder.cursors.count - 1, path: codingPath + [key]))
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
@@ -540,8 +548,9 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
         let (at, key) = try next()
         let (start, end, _) = try decoder.container(at: at, type: .keyed, key: key)
         decoder.cursors.append(start)
-        return KeyedDecodingContainer(KeyedContainer<NestedKey>(
-            decoder: decoder, start: start, end: end, slot: decoder.cursors.count - 1, path: codingPath + [key]))
+        return KeyedDecodingContainer(
+            KeyedContainer<NestedKey>(
+                decoder: decoder, start: start, end: end, slot: decoder.cursors.count - 1, path: codingPath + [key]))
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -594,8 +603,9 @@ private struct SuperDecoder: Decoder {
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         let (start, end, _) = try decoder.container(at: offset, type: .keyed, key: nil)
         decoder.cursors.append(start)
-        return KeyedDecodingContainer(KeyedContainer<Key>(
-            decoder: decoder, start: start, end: end, slot: decoder.cursors.count - 1, path: codingPath))
+        return KeyedDecodingContainer(
+            KeyedContainer<Key>(
+                decoder: decoder, start: start, end: end, slot: decoder.cursors.count - 1, path: codingPath))
     }
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
         let (start, end, count) = try decoder.container(at: offset, type: .unkeyed, key: nil)

@@ -153,8 +153,9 @@ final class RecordEncoder {
         }
         closeContainers(downTo: depth)
         put(unkeyed ? .unkeyed : .keyed)
-        open.append(OpenContainer(
-            headerOffset: buffer.count, count: 0, isDictionary: isDictionary, ownerSerial: currentValue.serial))
+        open.append(
+            OpenContainer(
+                headerOffset: buffer.count, count: 0, isDictionary: isDictionary, ownerSerial: currentValue.serial))
         buffer.append(contentsOf: repeatElement(0, count: RecordFormat.containerHeaderSize))
         return open.count - 1
     }
@@ -173,10 +174,12 @@ final class RecordEncoder {
             let container = open.removeLast()
             let payload = buffer.count - container.headerOffset - RecordFormat.containerHeaderSize
             buffer.withUnsafeMutableBytes { raw in
-                raw.storeBytes(of: UInt32(truncatingIfNeeded: payload).littleEndian,
-                               toByteOffset: container.headerOffset, as: UInt32.self)
-                raw.storeBytes(of: container.count.littleEndian,
-                               toByteOffset: container.headerOffset + 4, as: UInt32.self)
+                raw.storeBytes(
+                    of: UInt32(truncatingIfNeeded: payload).littleEndian,
+                    toByteOffset: container.headerOffset, as: UInt32.self)
+                raw.storeBytes(
+                    of: container.count.littleEndian,
+                    toByteOffset: container.headerOffset + 4, as: UInt32.self)
             }
         }
     }

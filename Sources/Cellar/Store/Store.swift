@@ -23,7 +23,8 @@ public final class Store: Sendable {
     ///   `.incompatibleFile` or `.corruptedFile` when the folder holds something else; `.io` when the folder
     ///   cannot be created or opened.
     public convenience init(at directory: URL, configuration: Configuration) throws(StoreError) {
-        try self.init(core: StoreCore.open(directory: directory, configuration: configuration), configuration: configuration)
+        try self.init(
+            core: StoreCore.open(directory: directory, configuration: configuration), configuration: configuration)
     }
 
     private init(core: StoreCore, configuration: Configuration) throws(StoreError) {

@@ -98,8 +98,9 @@ final class StoreCore: Sendable {
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         } catch {
-            throw .io(errno: (error as NSError).code == NSFileWriteNoPermissionError ? EACCES : EIO,
-                      operation: "create the folder", path: directory.path)
+            throw .io(
+                errno: (error as NSError).code == NSFileWriteNoPermissionError ? EACCES : EIO,
+                operation: "create the folder", path: directory.path)
         }
         let environment: Environment
         do {
@@ -169,7 +170,8 @@ final class StoreCore: Sendable {
             }
             if storedVersion == schemaVersion { return }
         }
-        try txn.put(meta, key: Self.versionKey, value: withUnsafeBytes(of: Int64(schemaVersion).littleEndian, Array.init))
+        try txn.put(
+            meta, key: Self.versionKey, value: withUnsafeBytes(of: Int64(schemaVersion).littleEndian, Array.init))
     }
 
     private func register<M: Model>(_ type: M.Type, in txn: WriteTransaction) throws -> ModelInfo {

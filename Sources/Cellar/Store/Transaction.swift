@@ -228,7 +228,9 @@ public final class Transaction {
         for state in states.values {
             guard let next = state.pendingNextID else { continue }
             do {
-                try txn.put(store.core.meta, key: state.info.sequenceKey, value: withUnsafeBytes(of: next.littleEndian, Array.init))
+                try txn.put(
+                    store.core.meta, key: state.info.sequenceKey,
+                    value: withUnsafeBytes(of: next.littleEndian, Array.init))
             } catch {
                 throw lmdbError(error, "write")
             }
@@ -283,7 +285,8 @@ final class ModelWriteState {
         }
         guard let stored else { return 1 }
         guard stored.count == 8 else {
-            throw .corruptedFile(path: transaction.store.core.path, reason: "the id sequence of \(info.name) is damaged")
+            throw .corruptedFile(
+                path: transaction.store.core.path, reason: "the id sequence of \(info.name) is damaged")
         }
         return Int64(littleEndian: stored.loadUnaligned(as: Int64.self))
     }
