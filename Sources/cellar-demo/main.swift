@@ -94,7 +94,9 @@ do {
         for name in ["Frank", "Grace", "Heidi"] {
             group.addTask { try await store.write { tx in try tx.insert(Person(name: name)).id } }
         }
-        return try await group.reduce(into: []) { $0.append($1) }.sorted()
+        var ids: [Int64] = []
+        for try await id in group { ids.append(id) }
+        return ids.sorted()
     }
     say("three tasks inserted concurrently and got ids \(ids.map(String.init).joined(separator: ", "))")
     print("\nDone.")

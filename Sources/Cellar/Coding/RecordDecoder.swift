@@ -6,41 +6,85 @@ import Foundation
 /// The bytes are untrusted: every read is bounds-checked, lengths and counts are checked against what is left,
 /// and nesting is limited, so damaged input is a thrown `DecodingError`, never a crash.
 final class RecordDecoder {
-    private let bytes: UnsafeRawBufferPointer
-    private let dictionary: KeyDictionary
-    /// Where the value handed to the next `init(from:)` starts.
-    private var position = 0
-    /// Keys of the values being decoded, outermost first; read only to report an error.
-    private var path: [any CodingKey] = []
-    /// Each keyed container's next expected entry: synthesized `init(from:)` asks for keys in the order they
-    /// were written, so trying that entry first finds almost every key without a search.
-    fileprivate var cursors: [Int] = []
+    /// The decoder's mutable state lives behind a pointer it owns: class `var`s would pay Swift's dynamic
+    /// exclusivity check on every access, which profiling showed to be a tenth of the decoding time.
+    private struct State {
+        var bytes = UnsafeRawBufferPointer(start: nil, count: 0)
+        var dictionary = KeyDictionary.empty
+        /// Where the value handed to the next `init(from:)` starts.
+        var position = 0
+        /// Keys of the values being decoded, outermost first; read only to report an error.
+        var path: [any CodingKey] = []
+        /// Each keyed container's next expected entry: synthesized `init(from:)` asks for keys in the order
+        /// they were written, so trying that entry first finds almost every key without a search.
+        var cursors: [Int] = []
+        /// Set while decoding, so a decoder is never reused from inside its own work.
+        var busy = false
+    }
+
+    private let state: UnsafeMutablePointer<State>
+
+    private var bytes: UnsafeRawBufferPointer { state.pointee.bytes }
+    private var dictionary: KeyDictionary { state.pointee.dictionary }
+    private var position: Int { state.pointee.position }
+    private var path: [any CodingKey] { state.pointee.path }
+
+    fileprivate func cursor(_ slot: Int) -> Int { state.pointee.cursors[slot] }
+    fileprivate func setCursor(_ slot: Int, to offset: Int) { state.pointee.cursors[slot] = offset }
+    fileprivate func addCursor(at offset: Int) -> Int {
+        state.pointee.cursors.append(offset)
+        return state.pointee.cursors.count - 1
+    }
 
     /// A tag the key dictionary does not have yet: another writer added it. The caller reloads the dictionary.
     struct UnknownKeyTag: Error {}
 
-    private init(bytes: UnsafeRawBufferPointer, dictionary: KeyDictionary) {
-        self.bytes = bytes
-        self.dictionary = dictionary
+    /// A decoder to reuse for many records: it keeps its buffers between them.
+    init() {
+        state = .allocate(capacity: 1)
+        state.initialize(to: State())
     }
 
-    /// Decodes a whole record.
+    deinit {
+        state.deinitialize(count: 1)
+        state.deallocate()
+    }
+
+    /// Decodes a whole record with a decoder made for it.
     static func decode<T: Decodable>(
         _ type: T.Type, from bytes: UnsafeRawBufferPointer, dictionary: KeyDictionary
     ) throws -> T {
+        try RecordDecoder().decode(type, from: bytes, dictionary: dictionary)
+    }
+
+    /// Decodes a whole record, reusing this decoder's buffers.
+    func decode<T: Decodable>(
+        _ type: T.Type, from bytes: UnsafeRawBufferPointer, dictionary: KeyDictionary
+    ) throws -> T {
+        guard !state.pointee.busy else { return try Self.decode(type, from: bytes, dictionary: dictionary) }
         guard bytes.first == RecordFormat.version else {
             throw DecodingError.dataCorrupted(
                 .init(
                     codingPath: [],
                     debugDescription: "the record does not start with format version \(RecordFormat.version)"))
         }
-        let decoder = RecordDecoder(bytes: bytes, dictionary: dictionary)
-        return try decoder.decodeValue(type, at: 1, key: nil)
+        state.pointee.busy = true
+        state.pointee.bytes = bytes
+        state.pointee.dictionary = dictionary
+        state.pointee.position = 0
+        state.pointee.path.removeAll(keepingCapacity: true)
+        state.pointee.cursors.removeAll(keepingCapacity: true)
+        defer {
+            // Never keep a pointer into a page past the call.
+            state.pointee.bytes = UnsafeRawBufferPointer(start: nil, count: 0)
+            state.pointee.busy = false
+        }
+        return try decodeValue(type, at: 1, key: noKey)
     }
 
     // MARK: Values
 
-    fileprivate func decodeValue<T: Decodable>(_ type: T.Type, at offset: Int, key: (any CodingKey)?) throws -> T {
+    fileprivate func decodeValue<T: Decodable, K: CodingKey>(_ type: T.Type, at offset: Int, key: K) throws -> T {
         if T.self == Date.self {
             let seconds = try double(at: offset, type: .date, key: key)
             return unsafeBitCast(Date(timeIntervalSinceReferenceDate: seconds), to: T.self)
@@ -61,20 +105,21 @@ final class RecordDecoder {
             }
             return unsafeBitCast(decimal, to: T.self)
         }
-        if let key { path.append(key) }
-        guard path.count < RecordFormat.maximumDepth else { throw corrupted(nil, "the record is nested too deeply") }
+        let keyed = K.self != NoKey.self
+        if keyed { state.pointee.path.append(key) }
+        guard path.count < RecordFormat.maximumDepth else { throw corrupted(noKey, "the record is nested too deeply") }
         let outer = position
-        position = offset
+        state.pointee.position = offset
         defer {
-            position = outer
-            if key != nil { path.removeLast() }
+            state.pointee.position = outer
+            if keyed { state.pointee.path.removeLast() }
         }
         return try T(from: self)
     }
 
     // MARK: Scalars
 
-    private func type(at offset: Int, key: (any CodingKey)?) throws -> RecordFormat.ValueType {
+    private func type<K: CodingKey>(at offset: Int, key: K) throws -> RecordFormat.ValueType {
         guard offset < bytes.count, let type = RecordFormat.ValueType(rawValue: bytes[offset]) else {
             throw corrupted(key, "the record is truncated or has an unknown value type")
         }
@@ -82,25 +127,25 @@ final class RecordDecoder {
     }
 
     /// A reader just after the type byte at `offset`, which must be `expected`.
-    private func reader(
-        at offset: Int, expecting expected: RecordFormat.ValueType, key: (any CodingKey)?
+    private func reader<K: CodingKey>(
+        at offset: Int, expecting expected: RecordFormat.ValueType, key: K
     ) throws -> ByteReader {
         let found = try type(at: offset, key: key)
         guard found == expected else { throw mismatch(expected, found: found, key: key) }
         return ByteReader(bytes, offset: offset + 1)
     }
 
-    private func readOrThrow<R>(
-        _ key: (any CodingKey)?, _ body: () throws(ByteReader.OutOfBounds) -> R
+    private func readOrThrow<R, K: CodingKey>(
+        _ key: K, _ body: () throws(ByteReader.OutOfBounds) -> R
     ) throws -> R {
         do { return try body() } catch { throw corrupted(key, "the record ends inside a value") }
     }
 
-    fileprivate func isNull(at offset: Int, key: (any CodingKey)?) throws -> Bool {
+    fileprivate func isNull<K: CodingKey>(at offset: Int, key: K) throws -> Bool {
         try type(at: offset, key: key) == .null
     }
 
-    fileprivate func bool(at offset: Int, key: (any CodingKey)?) throws -> Bool {
+    fileprivate func bool<K: CodingKey>(at offset: Int, key: K) throws -> Bool {
         switch try type(at: offset, key: key) {
         case .true: return true
         case .false: return false
@@ -110,7 +155,8 @@ final class RecordDecoder {
 
     /// Any stored integer width converts to any other when the value fits, so widening a property keeps
     /// old records readable.
-    fileprivate func integer<T: FixedWidthInteger>(_: T.Type, at offset: Int, key: (any CodingKey)?) throws -> T {
+    @inline(__always)
+    fileprivate func integer<T: FixedWidthInteger, K: CodingKey>(_: T.Type, at offset: Int, key: K) throws -> T {
         let found = try type(at: offset, key: key)
         var reader = ByteReader(bytes, offset: offset + 1)
         let value: T?
@@ -133,8 +179,8 @@ final class RecordDecoder {
         return value
     }
 
-    fileprivate func double(
-        at offset: Int, type expected: RecordFormat.ValueType = .double, key: (any CodingKey)?
+    fileprivate func double<K: CodingKey>(
+        at offset: Int, type expected: RecordFormat.ValueType = .double, key: K
     ) throws -> Double {
         let found = try type(at: offset, key: key)
         var reader = ByteReader(bytes, offset: offset + 1)
@@ -154,7 +200,7 @@ final class RecordDecoder {
         throw mismatch(expected, found: found, key: key)
     }
 
-    fileprivate func float(at offset: Int, key: (any CodingKey)?) throws -> Float {
+    fileprivate func float<K: CodingKey>(at offset: Int, key: K) throws -> Float {
         let found = try type(at: offset, key: key)
         var reader = ByteReader(bytes, offset: offset + 1)
         switch found {
@@ -174,8 +220,8 @@ final class RecordDecoder {
         }
     }
 
-    private func payload(
-        at offset: Int, type expected: RecordFormat.ValueType, key: (any CodingKey)?
+    private func payload<K: CodingKey>(
+        at offset: Int, type expected: RecordFormat.ValueType, key: K
     ) throws -> UnsafeRawBufferPointer {
         var reader = try reader(at: offset, expecting: expected, key: key)
         return try readOrThrow(key) { () throws(ByteReader.OutOfBounds) in
@@ -183,8 +229,8 @@ final class RecordDecoder {
         }
     }
 
-    fileprivate func string(
-        at offset: Int, type: RecordFormat.ValueType = .string, key: (any CodingKey)?
+    fileprivate func string<K: CodingKey>(
+        at offset: Int, type: RecordFormat.ValueType = .string, key: K
     ) throws -> String {
         guard let string = String(validating: try payload(at: offset, type: type, key: key), as: UTF8.self) else {
             throw corrupted(key, "the stored text is not valid UTF-8")
@@ -193,8 +239,8 @@ final class RecordDecoder {
     }
 
     /// The bounds of the container at `offset`: where its entries start and end, and how many there are.
-    fileprivate func container(
-        at offset: Int, type expected: RecordFormat.ValueType, key: (any CodingKey)?
+    fileprivate func container<K: CodingKey>(
+        at offset: Int, type expected: RecordFormat.ValueType, key: K
     ) throws -> (start: Int, end: Int, count: Int) {
         if expected == .keyed, try type(at: offset, key: key) == .null {
             // A value that wrote nothing, read back by a type that asks for a container.
@@ -220,7 +266,7 @@ final class RecordDecoder {
         case integer(Int)
     }
 
-    fileprivate func entry(at offset: Int, end: Int, key: (any CodingKey)?) throws -> (EntryKey, value: Int) {
+    fileprivate func entry<K: CodingKey>(at offset: Int, end: Int, key: K) throws -> (EntryKey, value: Int) {
         var reader = ByteReader(bytes, offset: offset, end: end)
         return try readOrThrow(key) { () throws(ByteReader.OutOfBounds) in
             let code = try reader.varint()
@@ -237,7 +283,7 @@ final class RecordDecoder {
         }
     }
 
-    fileprivate func valueEnd(at offset: Int, end: Int, key: (any CodingKey)?) throws -> Int {
+    fileprivate func valueEnd<K: CodingKey>(at offset: Int, end: Int, key: K) throws -> Int {
         var reader = ByteReader(bytes, offset: offset, end: end)
         try readOrThrow(key) { () throws(ByteReader.OutOfBounds) in try reader.skipValue() }
         return reader.offset
@@ -258,16 +304,16 @@ final class RecordDecoder {
 
     // MARK: Errors
 
-    fileprivate func codingPath(_ key: (any CodingKey)?) -> [any CodingKey] {
-        key.map { path + [$0] } ?? path
+    fileprivate func codingPath<K: CodingKey>(_ key: K) -> [any CodingKey] {
+        K.self == NoKey.self ? path : path + [key]
     }
 
-    fileprivate func corrupted(_ key: (any CodingKey)?, _ message: String) -> DecodingError {
+    fileprivate func corrupted<K: CodingKey>(_ key: K, _ message: String) -> DecodingError {
         .dataCorrupted(.init(codingPath: codingPath(key), debugDescription: message))
     }
 
-    private func mismatch(
-        _ expected: RecordFormat.ValueType, found: RecordFormat.ValueType, key: (any CodingKey)?
+    private func mismatch<K: CodingKey>(
+        _ expected: RecordFormat.ValueType, found: RecordFormat.ValueType, key: K
     ) -> DecodingError {
         let context = DecodingError.Context(
             codingPath: codingPath(key), debugDescription: "expected \(expected), found \(found)")
@@ -282,14 +328,13 @@ extension RecordDecoder: Decoder {
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        let (start, end, _) = try container(at: position, type: .keyed, key: nil)
-        cursors.append(start)
+        let (start, end, _) = try container(at: position, type: .keyed, key: noKey)
         return KeyedDecodingContainer(
-            KeyedContainer<Key>(decoder: self, start: start, end: end, slot: cursors.count - 1, path: path))
+            KeyedContainer<Key>(decoder: self, start: start, end: end, slot: addCursor(at: start), path: path))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        let (start, end, count) = try container(at: position, type: .unkeyed, key: nil)
+        let (start, end, count) = try container(at: position, type: .unkeyed, key: noKey)
         return UnkeyedContainer(decoder: self, offset: start, end: end, count: count, path: path)
     }
 
@@ -310,12 +355,12 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         try find(name: key.stringValue, intValue: key.intValue, key: key)
     }
 
-    private func find(name: String, intValue: Int?, key: (any CodingKey)?) throws -> Int? {
-        let expected = decoder.cursors[slot]
+    private func find<K: CodingKey>(name: String, intValue: Int?, key: K) throws -> Int? {
+        let expected = decoder.cursor(slot)
         if expected < end {
             let (entryKey, value) = try decoder.entry(at: expected, end: end, key: key)
             if try decoder.matches(entryKey, name: name, intValue: intValue) {
-                decoder.cursors[slot] = try decoder.valueEnd(at: value, end: end, key: key)
+                decoder.setCursor(slot, to: try decoder.valueEnd(at: value, end: end, key: key))
                 return value
             }
         }
@@ -324,7 +369,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
             let (entryKey, value) = try decoder.entry(at: offset, end: end, key: key)
             let next = try decoder.valueEnd(at: value, end: end, key: key)
             if try decoder.matches(entryKey, name: name, intValue: intValue) {
-                decoder.cursors[slot] = next
+                decoder.setCursor(slot, to: next)
                 return value
             }
             offset = next
@@ -345,8 +390,8 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         var keys: [Key] = []
         var offset = start
         while offset < end,
-            let (entryKey, value) = try? decoder.entry(at: offset, end: end, key: nil),
-            let next = try? decoder.valueEnd(at: value, end: end, key: nil)
+            let (entryKey, value) = try? decoder.entry(at: offset, end: end, key: noKey),
+            let next = try? decoder.valueEnd(at: value, end: end, key: noKey)
         {
             let key: Key?
             switch entryKey {
@@ -435,10 +480,9 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         keyedBy type: NestedKey.Type, forKey key: Key
     ) throws -> KeyedDecodingContainer<NestedKey> {
         let (start, end, _) = try decoder.container(at: require(key), type: .keyed, key: key)
-        decoder.cursors.append(start)
         return KeyedDecodingContainer(
             KeyedContainer<NestedKey>(
-                decoder: decoder, start: start, end: end, slot: decoder.cursors.count - 1, path: codingPath + [key]))
+                decoder: decoder, start: start, end: end, slot: decoder.addCursor(at: start), path: codingPath + [key]))
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
@@ -447,7 +491,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func superDecoder() throws -> any Decoder {
-        guard let offset = try find(name: "super", intValue: nil, key: nil) else {
+        guard let offset = try find(name: "super", intValue: nil, key: noKey) else {
             throw DecodingError.keyNotFound(
                 IndexKey(0), .init(codingPath: codingPath, debugDescription: "the record has no \"super\" value"))
         }
@@ -547,10 +591,9 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
     ) throws -> KeyedDecodingContainer<NestedKey> {
         let (at, key) = try next()
         let (start, end, _) = try decoder.container(at: at, type: .keyed, key: key)
-        decoder.cursors.append(start)
         return KeyedDecodingContainer(
             KeyedContainer<NestedKey>(
-                decoder: decoder, start: start, end: end, slot: decoder.cursors.count - 1, path: codingPath + [key]))
+                decoder: decoder, start: start, end: end, slot: decoder.addCursor(at: start), path: codingPath + [key]))
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -575,22 +618,22 @@ private struct SingleValueContainer: SingleValueDecodingContainer {
         self.codingPath = path
     }
 
-    func decodeNil() -> Bool { (try? decoder.isNull(at: offset, key: nil)) ?? false }
-    func decode(_ type: Bool.Type) throws -> Bool { try decoder.bool(at: offset, key: nil) }
-    func decode(_ type: String.Type) throws -> String { try decoder.string(at: offset, key: nil) }
-    func decode(_ type: Double.Type) throws -> Double { try decoder.double(at: offset, key: nil) }
-    func decode(_ type: Float.Type) throws -> Float { try decoder.float(at: offset, key: nil) }
-    func decode(_ type: Int.Type) throws -> Int { try decoder.integer(type, at: offset, key: nil) }
-    func decode(_ type: Int8.Type) throws -> Int8 { try decoder.integer(type, at: offset, key: nil) }
-    func decode(_ type: Int16.Type) throws -> Int16 { try decoder.integer(type, at: offset, key: nil) }
-    func decode(_ type: Int32.Type) throws -> Int32 { try decoder.integer(type, at: offset, key: nil) }
-    func decode(_ type: Int64.Type) throws -> Int64 { try decoder.integer(type, at: offset, key: nil) }
-    func decode(_ type: UInt.Type) throws -> UInt { try decoder.integer(type, at: offset, key: nil) }
-    func decode(_ type: UInt8.Type) throws -> UInt8 { try decoder.integer(type, at: offset, key: nil) }
-    func decode(_ type: UInt16.Type) throws -> UInt16 { try decoder.integer(type, at: offset, key: nil) }
-    func decode(_ type: UInt32.Type) throws -> UInt32 { try decoder.integer(type, at: offset, key: nil) }
-    func decode(_ type: UInt64.Type) throws -> UInt64 { try decoder.integer(type, at: offset, key: nil) }
-    func decode<T: Decodable>(_ type: T.Type) throws -> T { try decoder.decodeValue(type, at: offset, key: nil) }
+    func decodeNil() -> Bool { (try? decoder.isNull(at: offset, key: noKey)) ?? false }
+    func decode(_ type: Bool.Type) throws -> Bool { try decoder.bool(at: offset, key: noKey) }
+    func decode(_ type: String.Type) throws -> String { try decoder.string(at: offset, key: noKey) }
+    func decode(_ type: Double.Type) throws -> Double { try decoder.double(at: offset, key: noKey) }
+    func decode(_ type: Float.Type) throws -> Float { try decoder.float(at: offset, key: noKey) }
+    func decode(_ type: Int.Type) throws -> Int { try decoder.integer(type, at: offset, key: noKey) }
+    func decode(_ type: Int8.Type) throws -> Int8 { try decoder.integer(type, at: offset, key: noKey) }
+    func decode(_ type: Int16.Type) throws -> Int16 { try decoder.integer(type, at: offset, key: noKey) }
+    func decode(_ type: Int32.Type) throws -> Int32 { try decoder.integer(type, at: offset, key: noKey) }
+    func decode(_ type: Int64.Type) throws -> Int64 { try decoder.integer(type, at: offset, key: noKey) }
+    func decode(_ type: UInt.Type) throws -> UInt { try decoder.integer(type, at: offset, key: noKey) }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try decoder.integer(type, at: offset, key: noKey) }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try decoder.integer(type, at: offset, key: noKey) }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try decoder.integer(type, at: offset, key: noKey) }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try decoder.integer(type, at: offset, key: noKey) }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { try decoder.decodeValue(type, at: offset, key: noKey) }
 }
 
 /// The decoder `superDecoder()` returns: the superclass reads the entry's value as a whole.
@@ -601,20 +644,31 @@ private struct SuperDecoder: Decoder {
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        let (start, end, _) = try decoder.container(at: offset, type: .keyed, key: nil)
-        decoder.cursors.append(start)
+        let (start, end, _) = try decoder.container(at: offset, type: .keyed, key: noKey)
         return KeyedDecodingContainer(
             KeyedContainer<Key>(
-                decoder: decoder, start: start, end: end, slot: decoder.cursors.count - 1, path: codingPath))
+                decoder: decoder, start: start, end: end, slot: decoder.addCursor(at: start), path: codingPath))
     }
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        let (start, end, count) = try decoder.container(at: offset, type: .unkeyed, key: nil)
+        let (start, end, count) = try decoder.container(at: offset, type: .unkeyed, key: noKey)
         return UnkeyedContainer(decoder: decoder, offset: start, end: end, count: count, path: codingPath)
     }
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
         SingleValueContainer(decoder: decoder, offset: offset, path: codingPath)
     }
 }
+
+/// The key argument of a read that has no key to report (a top-level or single value). Keys are passed as a
+/// generic argument, not as `(any CodingKey)?`: no existential box and no `Optional` metadata per field.
+private struct NoKey: CodingKey {
+    var stringValue: String { "" }
+    var intValue: Int? { nil }
+    init() {}
+    init?(stringValue: String) { nil }
+    init?(intValue: Int) { nil }
+}
+
+private let noKey = NoKey()
 
 /// The coding key of a list element.
 struct IndexKey: CodingKey {

@@ -10,6 +10,10 @@ protocol RecordContext: AnyObject {
     func dictionary(for info: ModelInfo) throws(StoreError) -> KeyDictionary
     /// Reads the dictionary again from the file, after a record named a tag this process had not seen.
     func reloadDictionary(for info: ModelInfo) throws(StoreError) -> KeyDictionary
+    /// One decoder for every record this transaction reads, so its buffers are allocated once.
+    var recordDecoder: RecordDecoder { get }
+    /// Room for the key of a lookup, reused for the same reason.
+    var keyScratch: [UInt8] { get set }
 }
 
 extension RecordContext {
@@ -33,9 +37,15 @@ extension RecordContext {
     }
 
     func primaryKey<M: Model>(_ id: M.ID, of type: M.Type) throws(StoreError) -> [UInt8] {
-        let key: [UInt8]
+        var key: [UInt8] = []
+        try encodePrimaryKey(id, of: type, into: &key)
+        return key
+    }
+
+    /// Appends the key bytes of `id` to `key`, checking LMDB's key size limit.
+    func encodePrimaryKey<M: Model>(_ id: M.ID, of type: M.Type, into key: inout [UInt8]) throws(StoreError) {
         do {
-            key = try KeyEncoding.key(id)
+            try KeyEncoding.append(id, to: &key)
         } catch KeyEncoding.Failure.notANumber {
             throw .invalidKey(model: M.schema.name, reason: "NaN has no place in an order")
         } catch KeyEncoding.Failure.unsupported(let reason) {
@@ -45,7 +55,6 @@ extension RecordContext {
         }
         let limit = store.core.environment.maxKeySize
         guard key.count <= limit else { throw .keyTooLong(model: M.schema.name, length: key.count, limit: limit) }
-        return key
     }
 
     /// Decodes one record, reloading the key dictionary once if another writer added keys since.
@@ -56,7 +65,7 @@ extension RecordContext {
         var reloaded = false
         while true {
             do {
-                return try RecordDecoder.decode(M.self, from: bytes, dictionary: dictionary)
+                return try recordDecoder.decode(M.self, from: bytes, dictionary: dictionary)
             } catch is RecordDecoder.UnknownKeyTag {
                 guard !reloaded else {
                     throw .decodingFailed(
@@ -76,7 +85,11 @@ extension RecordContext {
 
     func fetch<M: Model>(_ type: M.Type, id: M.ID) throws(StoreError) -> M? {
         let info = try store.info(for: M.self)
-        let key = try primaryKey(id, of: M.self)
+        var key = keyScratch
+        keyScratch = []  // hand the buffer over while it is in use, so it is not copied
+        defer { keyScratch = key }
+        key.removeAll(keepingCapacity: true)
+        try encodePrimaryKey(id, of: M.self, into: &key)
         let found: UnsafeRawBufferPointer?
         let txn = try lmdb
         do { found = try txn.get(info.records, key: key) } catch { throw lmdbError(error, "read") }

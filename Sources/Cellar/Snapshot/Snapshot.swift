@@ -37,6 +37,8 @@ public final class Snapshot {
     }
 
     private(set) lazy var scope = ScopeToken(self)
+    let recordDecoder = RecordDecoder()
+    var keyScratch: [UInt8] = []
 }
 
 extension Snapshot: RecordContext {

@@ -6,11 +6,14 @@ import Synchronization
 final class ModelInfo: Sendable {
     let name: String
     let records: Database
+    /// Whether the schema numbers ids from a sequence (read once: a default schema is rebuilt on each access).
+    let numbersIDs: Bool
     private let committedDictionary: Mutex<KeyDictionary>
 
-    init(name: String, records: Database, dictionary: KeyDictionary) {
+    init(name: String, records: Database, numbersIDs: Bool, dictionary: KeyDictionary) {
         self.name = name
         self.records = records
+        self.numbersIDs = numbersIDs
         self.committedDictionary = Mutex(dictionary)
     }
 
@@ -175,7 +178,8 @@ final class StoreCore: Sendable {
     }
 
     private func register<M: Model>(_ type: M.Type, in txn: WriteTransaction) throws -> ModelInfo {
-        let name = M.schema.name
+        let schema = M.schema
+        let name = schema.name
         if let known = modelsByName.withLock({ $0[name] }) { return known }
         let records = try txn.createDatabase(named: "r/\(name)")
         var dictionary = KeyDictionary.empty
@@ -185,6 +189,6 @@ final class StoreCore: Sendable {
             }
             dictionary = parsed
         }
-        return ModelInfo(name: name, records: records, dictionary: dictionary)
+        return ModelInfo(name: name, records: records, numbersIDs: schema.sequence != nil, dictionary: dictionary)
     }
 }

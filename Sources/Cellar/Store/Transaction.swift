@@ -39,6 +39,8 @@ public final class Transaction {
     }
 
     private lazy var scope = ScopeToken(self)
+    let recordDecoder = RecordDecoder()
+    var keyScratch: [UInt8] = []
 
     // MARK: Writing
 
@@ -188,7 +190,7 @@ public final class Transaction {
     /// Gives `value` the next id when its model numbers ids and its id is unset; moves the sequence past an
     /// explicit id.
     private func assignID<M: Model>(_ value: inout M, state: ModelWriteState) throws(StoreError) {
-        guard let sequence = M.schema.sequence else { return }
+        guard state.info.numbersIDs, let sequence = M.schema.sequence else { return }
         var next = try state.nextID(in: self)
         if sequence.isUnset(value.id) {
             guard let id = sequence.fromSequence(next), next < .max else {
