@@ -62,11 +62,14 @@ do {
         try tx.delete(Dog.self, id: deleted.id)
     }
     say("another transaction deleted the last two of them")
-    say("the held result still has \(dogs.count) dogs; its last is still \(dogs[dogs.count - 1].name), age \(deleted.age)")
+    say(
+        "the held result still has \(dogs.count) dogs; its last is still \(dogs[dogs.count - 1].name), age \(deleted.age)"
+    )
     say("  (Realm: 'Object has been deleted or invalidated' or 'Index 3 is out of bounds')")
     let latest = try dogs.latest()
-    say("latest() runs the query again on version \(latest.version): \(latest.count) dogs, "
-        + latest.map(\.name).joined(separator: ", "))
+    say(
+        "latest() runs the query again on version \(latest.version): \(latest.count) dogs, "
+            + latest.map(\.name).joined(separator: ", "))
 
     heading("Errors are values you can catch, never crashes")
     do {

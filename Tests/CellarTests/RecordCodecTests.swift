@@ -271,3 +271,44 @@ struct RecordCodecTests {
         }
     }
 }
+
+@Suite("Records read without their type")
+struct RecordValueTests {
+    @Test func aRecordReadsAsATreeWithKeyNames() throws {
+        let dog = Containers.Inner(name: "Taro", values: [1.5, 2])
+        let (bytes, keys) = try encoded(dog)
+        let value = try bytes.withUnsafeBytes { try RecordValue(record: $0, dictionary: keys) }
+        #expect(value["name"] == .string("Taro"))
+        #expect(value["values"] == .unkeyed([.double(1.5), .double(2)]))
+        #expect(value == .keyed([("name", .string("Taro")), ("values", .unkeyed([.double(1.5), .double(2)]))]))
+    }
+
+    @Test func everyValueKindIsReadable() throws {
+        let value = Foundations(
+            data: Data([9]), emptyData: Data(), date: Date(timeIntervalSinceReferenceDate: 1), uuid: UUID(),
+            url: URL(string: "https://example.com")!, decimal: Decimal(string: "1.25")!)
+        let (bytes, keys) = try encoded(value)
+        let tree = try bytes.withUnsafeBytes { try RecordValue(record: $0, dictionary: keys) }
+        #expect(tree["data"] == .bytes(Data([9])))
+        #expect(tree["date"] == .date(value.date))
+        #expect(tree["uuid"] == .uuid(value.uuid))
+        #expect(tree["url"] == .url("https://example.com"))
+        #expect(tree["decimal"] == .decimal("1.25"))
+        let (dictionaryBytes, dictionaryKeys) = try encoded([7: "seven"])
+        #expect(
+            try dictionaryBytes.withUnsafeBytes { try RecordValue(record: $0, dictionary: dictionaryKeys) }
+                == .keyed([("[7]", .string("seven"))]))
+    }
+
+    @Test func damagedBytesAreRefused() throws {
+        let (bytes, keys) = try encoded(Containers.Inner(name: "Taro", values: [1]))
+        for cut in 0..<bytes.count {
+            #expect(throws: (any Error).self) {
+                try Array(bytes.prefix(cut)).withUnsafeBytes { try RecordValue(record: $0, dictionary: keys) }
+            }
+        }
+        #expect(throws: RecordValue.Malformed.self) {
+            try bytes.withUnsafeBytes { try RecordValue(record: $0, dictionary: .empty) }
+        }
+    }
+}

@@ -80,6 +80,20 @@ struct StoreTests {
         #expect(try store.write { tx in try tx.insert(Dog(name: "First", age: 1)).id } == 1)
     }
 
+    @Test func aTransactionKnowsWhatItChanged() throws {
+        let store = try Store.inMemory(.init(models: [Note.self]))
+        try store.write { tx in try tx.insert(Note(id: "kept", text: "")) }
+        let log = try store.write { tx in
+            try tx.insert(Note(id: "a", text: "1"))
+            try tx.upsert(Note(id: "kept", text: "2"))
+            try tx.delete(Note.self, id: "a")
+            try tx.delete(Note.self, id: "never there")
+            return tx.changes.byModel["Note"] ?? []
+        }
+        #expect(log.map(\.kind) == [.inserted, .updated, .deleted])
+        #expect(log.map { KeyEncoding.describe($0.key) } == ["\"a\"", "\"kept\"", "\"a\""])
+    }
+
     @Test func transactionsSeeTheirOwnWrites() throws {
         let store = try Store.inMemory(.init(models: [Note.self]))
         try store.write { tx in
