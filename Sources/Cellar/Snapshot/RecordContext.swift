@@ -62,6 +62,14 @@ extension RecordContext {
         _ type: M.Type, _ bytes: UnsafeRawBufferPointer, key: some Collection<UInt8>, info: ModelInfo
     ) throws(StoreError) -> M {
         var dictionary = try self.dictionary(for: info)
+        return try decode(type, bytes, key: key, info: info, dictionary: &dictionary)
+    }
+
+    /// Decodes one record with `dictionary`, replacing it with the stored one if the record names a tag it lacks.
+    func decode<M: Model>(
+        _ type: M.Type, _ bytes: UnsafeRawBufferPointer, key: some Collection<UInt8>, info: ModelInfo,
+        dictionary: inout KeyDictionary
+    ) throws(StoreError) -> M {
         var reloaded = false
         while true {
             do {
@@ -105,11 +113,14 @@ extension RecordContext {
     /// Decodes records in primary-key order, up to `limit`.
     func scan<M: Model>(_ type: M.Type, info: ModelInfo, limit: Int = .max) throws(StoreError) -> [M] {
         var values: [M] = []
+        var dictionary = try self.dictionary(for: info)
+        let txn = try lmdb
         do {
-            try lmdb.withCursor(info.records) { cursor in
+            values.reserveCapacity(min(limit, try txn.statistics(info.records).entries))
+            try txn.withCursor(info.records) { cursor in
                 var entry = try cursor.first()
                 while let (key, value) = entry, values.count < limit {
-                    values.append(try decode(M.self, value, key: key, info: info))
+                    values.append(try decode(M.self, value, key: key, info: info, dictionary: &dictionary))
                     entry = try cursor.next()
                 }
             }
