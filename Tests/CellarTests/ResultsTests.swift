@@ -70,6 +70,34 @@ struct ResultsTests {
         #expect(try store.count(Dog.self) == 100 + 100 * 5)
     }
 
+    @Test func largeResultsDecodeInParallelInOrder() throws {
+        let store = try Store.inMemory(.init(models: [Dog.self]))
+        let count = ParallelDecoding.minimumRecords * 3 + 7
+        try store.write { tx in
+            for i in 0..<count { try tx.insert(Dog(name: "Dog \(i)", age: i % 20, owner: i % 2 == 0 ? nil : Int64(i))) }
+        }
+        let dogs = try store.objects(Dog.self).results()
+        #expect(dogs.count == count)
+        #expect(dogs.enumerated().allSatisfy { index, dog in dog.id == Int64(index + 1) && dog.name == "Dog \(index)" })
+
+        // A damaged record deep inside a large result is still reported with its id.
+        let info = try store.info(for: Dog.self)
+        try store.core.environment.write { txn in
+            try txn.put(
+                info.records, key: try KeyEncoding.key(Int64(count - 3)), value: [RecordFormat.version, 0x0D, 0x7F])
+        }
+        #expect(throws: StoreError.self) { try store.objects(Dog.self).results() }
+        do {
+            _ = try store.objects(Dog.self).results()
+        } catch {
+            guard case .decodingFailed(_, let id, _, _) = error else {
+                Issue.record("expected decodingFailed, got \(error)")
+                return
+            }
+            #expect(id == "\(count - 3)")
+        }
+    }
+
     @Test func tenThousandQueriesNeverExhaustReaderSlots() throws {
         let folder = TemporaryFolder()
         let store = try Store(at: folder.url, configuration: .init(models: [Dog.self], maxReaders: 8))

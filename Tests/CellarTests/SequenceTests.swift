@@ -90,6 +90,22 @@ struct SequenceTests {
         #expect(stored.filter { $0.writer == "helper" }.map(\.id).sorted() == theirs.sorted())
     }
 
+    @Test func readsRecordsWhoseKeyNamesAnotherProcessAdded() throws {
+        let folder = TemporaryFolder()
+        // This process opens the store first, so the key dictionary it loads is empty.
+        let store = try folder.store([Ticket.self])
+        let helper = Process()
+        helper.executableURL = try helperExecutable()
+        helper.arguments = [folder.url.path, "5"]
+        helper.standardOutput = Pipe()
+        try helper.run()
+        helper.waitUntilExit()
+        #expect(helper.terminationStatus == 0)
+        let tickets = try store.objects(Ticket.self).results()
+        #expect(tickets.map(\.id) == [1, 2, 3, 4, 5])
+        #expect(tickets.allSatisfy { $0.writer == "helper" })
+    }
+
     private func helperExecutable() throws -> URL {
         let folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         let candidates = [

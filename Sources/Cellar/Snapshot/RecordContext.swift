@@ -1,5 +1,6 @@
 import Foundation
 import LMDB
+import Synchronization
 
 /// A transaction that can read records: a `Snapshot`, or a write `Transaction` reading its own writes.
 /// Every read of a record goes through here, so both see records the same way.
@@ -112,27 +113,89 @@ extension RecordContext {
 
     /// Decodes records in primary-key order, up to `limit`.
     func scan<M: Model>(_ type: M.Type, info: ModelInfo, limit: Int = .max) throws(StoreError) -> [M] {
-        var values: [M] = []
         var dictionary = try self.dictionary(for: info)
         let txn = try lmdb
+        var entries: [Entry] = []
         do {
-            values.reserveCapacity(min(limit, try txn.statistics(info.records).entries))
+            entries.reserveCapacity(min(limit, try txn.statistics(info.records).entries))
             try txn.withCursor(info.records) { cursor in
                 var entry = try cursor.first()
-                while let (key, value) = entry, values.count < limit {
-                    values.append(try decode(M.self, value, key: key, info: info, dictionary: &dictionary))
+                while let found = entry, entries.count < limit {
+                    entries.append(found)
                     entry = try cursor.next()
                 }
             }
-        } catch let error as StoreError {
-            throw error
         } catch let error as LMDBError {
             throw lmdbError(error, "read")
         } catch {
-            throw .lmdb(code: 0, message: "\(error)")
+            throw error as? StoreError ?? .lmdb(code: 0, message: "\(error)")
+        }
+        if entries.count >= ParallelDecoding.minimumRecords, ParallelDecoding.workers > 1 {
+            return try decodeInParallel(M.self, entries, info: info, dictionary: &dictionary)
+        }
+        var values: [M] = []
+        values.reserveCapacity(entries.count)
+        for (key, value) in entries {
+            values.append(try decode(M.self, value, key: key, info: info, dictionary: &dictionary))
         }
         return values
     }
+
+    /// Decodes `entries` in one chunk per core. The entries point into pages of this transaction, which stay
+    /// mapped and unchanged while it is open; workers never call into the transaction itself. A chunk that meets
+    /// a key tag newer than `dictionary` is decoded again here, after the dictionary has been reloaded.
+    private func decodeInParallel<M: Model>(
+        _ type: M.Type, _ entries: [Entry], info: ModelInfo, dictionary: inout KeyDictionary
+    ) throws(StoreError) -> [M] {
+        let chunkCount = ParallelDecoding.workers
+        let chunkSize = (entries.count + chunkCount - 1) / chunkCount
+        let shared = dictionary
+        let chunks = Mutex<[Int: Result<[M], any Error>]>([:])
+        entries.withUnsafeBufferPointer { all in
+            let all = UncheckedSendable(all)
+            DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
+                let range = chunk * chunkSize..<min((chunk + 1) * chunkSize, all.value.count)
+                let decoder = RecordDecoder()
+                let result = Result { () throws -> [M] in
+                    var values: [M] = []
+                    values.reserveCapacity(range.count)
+                    for (_, value) in all.value[range] {
+                        values.append(try decoder.decode(M.self, from: value, dictionary: shared))
+                    }
+                    return values
+                }
+                chunks.withLock { $0[chunk] = result }
+            }
+        }
+        var values: [M] = []
+        values.reserveCapacity(entries.count)
+        for chunk in 0..<chunkCount {
+            let range = chunk * chunkSize..<min((chunk + 1) * chunkSize, entries.count)
+            if case .success(let decoded) = chunks.withLock({ $0[chunk] }) {
+                values.append(contentsOf: decoded)
+                continue
+            }
+            // A failed chunk is decoded again on this thread, which reloads the dictionary or reports the
+            // failing record with its id and field.
+            for (key, value) in entries[range] {
+                values.append(try decode(M.self, value, key: key, info: info, dictionary: &dictionary))
+            }
+        }
+        return values
+    }
+}
+
+/// When and how widely a large query decodes its records in parallel.
+enum ParallelDecoding {
+    /// Below this many records, starting workers costs more than it saves.
+    static let minimumRecords = 4_096
+    static let workers = min(ProcessInfo.processInfo.activeProcessorCount, 8)
+}
+
+/// Hands a value to concurrent workers that only read it.
+struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }
 
 extension StoreError {

@@ -1,0 +1,40 @@
+#!/usr/bin/env python3
+"""Turns `swift package benchmark` text output into the README's table: p50 wall-clock time per engine,
+records per second, and Cellar's ratio to GRDB and to raw LMDB, all from the same run.
+
+Usage: swift package benchmark --no-progress | tee run.txt; python3 table.py run.txt
+"""
+import re
+import sys
+
+text = open(sys.argv[1]).read() if len(sys.argv) > 1 else sys.stdin.read()
+p50 = {}
+for block in re.split(r"\n(?=\S[^\n]*\n╒)", text):
+    name = block.strip().split("\n")[0]
+    match = re.search(r"Time \(wall clock\) \((\w+)\) \*?\s*│\s*[\d,]+\s*│\s*[\d,]+\s*│\s*([\d,]+)", block)
+    if match and ": " in name:
+        scale = {"ns": 1e-9, "us": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0}[match.group(1)]
+        p50[name] = int(match.group(2).replace(",", "")) * scale
+
+def count(task):
+    return int(re.search(r"(\d+)", task).group(1))
+
+tasks = []
+for name in p50:
+    task = name.split(": ")[0]
+    if task not in tasks:
+        tasks.append(task)
+
+print("| operation | Cellar | raw LMDB | GRDB | Cellar vs GRDB | Cellar vs raw LMDB |")
+print("| --- | ---: | ---: | ---: | ---: | ---: |")
+for task in tasks:
+    def rate(engine):
+        seconds = p50.get(f"{task}: {engine}")
+        return count(task) / seconds if seconds else None
+
+    cellar, raw = rate("Cellar"), rate("raw LMDB")
+    grdb_rows = [(engine, rate(engine)) for engine in ("GRDB", "GRDB fetchOne", "GRDB cached statement") if rate(engine)]
+    fmt = lambda r: f"{r / 1e6:.2f}M/s" if r >= 1e6 else f"{r / 1e3:.0f}k/s"
+    grdb_cell = "<br>".join(f"{fmt(r)}{' (' + e[5:] + ')' if e != 'GRDB' else ''}" for e, r in grdb_rows)
+    vs_grdb = "<br>".join(f"{cellar / r:.1f}×" for _, r in grdb_rows)
+    print(f"| {task} | {fmt(cellar)} | {fmt(raw)} | {grdb_cell} | {vs_grdb} | {cellar / raw:.2f}× |")
