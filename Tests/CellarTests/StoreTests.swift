@@ -262,6 +262,47 @@ struct StoreTests {
         #expect(throws: StoreError.self) { try store.objects(Dog.self).results() }
     }
 
+    @Test func thousandsOfMutatedStoredRecordsAreDecodingErrors() throws {
+        let store = try Store.inMemory(.init(models: [Dog.self]))
+        try store.write { tx in try tx.insert(Dog(name: "Original", age: 7, owner: 3)) }
+        let info = try store.info(for: Dog.self)
+        let original = try store.core.environment.read { txn in
+            Array(try #require(try txn.get(info.records, key: KeyEncoding.key(Int64(1)))))
+        }
+        var generator = SystemRandomNumberGenerator()
+        var mutated: [[UInt8]] = []
+        for round in 0..<2_000 {
+            var bytes = original
+            if round % 2 == 0 {
+                bytes = Array(bytes.prefix(Int.random(in: 1..<bytes.count, using: &generator)))
+            } else {
+                bytes[Int.random(in: 1..<bytes.count, using: &generator)] = .random(in: 0...255, using: &generator)
+            }
+            mutated.append(bytes)
+        }
+        try store.core.environment.write { txn in
+            for (index, bytes) in mutated.enumerated() {
+                try txn.put(info.records, key: KeyEncoding.key(Int64(index + 2)), value: bytes)
+            }
+        }
+        var failures = 0
+        for index in mutated.indices {
+            let id = Int64(index + 2)
+            do {
+                _ = try store.object(Dog.self, id: id)
+            } catch {
+                guard case .decodingFailed(let model, let reportedID, _, _) = error else {
+                    Issue.record("expected decodingFailed, got \(error)")
+                    continue
+                }
+                #expect(model == "Dog" && reportedID == "\(id)")
+                failures += 1
+            }
+        }
+        // Every truncation fails; a changed byte inside a string or number can still decode.
+        #expect(failures >= 1_000)
+    }
+
     @Test func aMissingFieldNamesModelIdAndField() throws {
         struct Before: Model {
             var id: Int
