@@ -91,9 +91,7 @@ final class RecordDecoder {
         } else if T.self == Data.self {
             return unsafeBitCast(Data(try payload(at: offset, type: .bytes, key: key)), to: T.self)
         } else if T.self == UUID.self {
-            var reader = try reader(at: offset, expecting: .uuid, key: key)
-            let raw = try readOrThrow(key) { () throws(ByteReader.OutOfBounds) in try reader.bytes(16) }
-            return unsafeBitCast(UUID(uuid: raw.loadUnaligned(as: uuid_t.self)), to: T.self)
+            return unsafeBitCast(try uuid(at: offset, key: key), to: T.self)
         } else if T.self == URL.self {
             let text = try string(at: offset, type: .url, key: key)
             guard let url = URL(string: text) else { throw corrupted(key, "\"\(text)\" is not a valid URL") }
@@ -119,145 +117,175 @@ final class RecordDecoder {
 
     // MARK: Scalars
 
-    private func type<K: CodingKey>(at offset: Int, key: K) throws -> RecordFormat.ValueType {
-        guard offset < bytes.count, let type = RecordFormat.ValueType(rawValue: bytes[offset]) else {
-            throw corrupted(key, "the record is truncated or has an unknown value type")
-        }
+    // The reads come in two layers: byte-level reads that are not generic and throw a small typed `ReadFailure`,
+    // and thin wrappers that turn a failure into a `DecodingError` with the key's coding path. The key is needed
+    // only when something fails, so the success path carries no existential and no generic call.
+
+    /// Why a byte-level read failed.
+    fileprivate enum ReadFailure: Error {
+        case truncated
+        case unknownType
+        case mismatch(found: RecordFormat.ValueType)
+        case doesNotFit(String)
+        case invalidText
+    }
+
+    @inline(__always)
+    private func valueType(at offset: Int) throws(ReadFailure) -> RecordFormat.ValueType {
+        guard offset < bytes.count else { throw .truncated }
+        guard let type = RecordFormat.ValueType(rawValue: bytes[offset]) else { throw .unknownType }
         return type
     }
 
-    /// A reader just after the type byte at `offset`, which must be `expected`.
-    private func reader<K: CodingKey>(
-        at offset: Int, expecting expected: RecordFormat.ValueType, key: K
-    ) throws -> ByteReader {
-        let found = try type(at: offset, key: key)
-        guard found == expected else { throw mismatch(expected, found: found, key: key) }
-        return ByteReader(bytes, offset: offset + 1)
+    @inline(__always)
+    private func fixed<I: FixedWidthInteger>(_: I.Type, at offset: Int) throws(ReadFailure) -> I {
+        guard offset >= 0, bytes.count - offset >= MemoryLayout<I>.size else { throw .truncated }
+        return I(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: I.self))
     }
 
-    private func readOrThrow<R, K: CodingKey>(
-        _ key: K, _ body: () throws(ByteReader.OutOfBounds) -> R
-    ) throws -> R {
-        do { return try body() } catch { throw corrupted(key, "the record ends inside a value") }
-    }
-
-    fileprivate func isNull<K: CodingKey>(at offset: Int, key: K) throws -> Bool {
-        try type(at: offset, key: key) == .null
-    }
-
-    fileprivate func bool<K: CodingKey>(at offset: Int, key: K) throws -> Bool {
-        switch try type(at: offset, key: key) {
-        case .true: return true
-        case .false: return false
-        case let found: throw mismatch(.true, found: found, key: key)
+    private func readPayload(at offset: Int, type expected: RecordFormat.ValueType) throws(ReadFailure)
+        -> UnsafeRawBufferPointer
+    {
+        let found = try valueType(at: offset)
+        guard found == expected else { throw .mismatch(found: found) }
+        var reader = ByteReader(bytes, offset: offset + 1)
+        do {
+            return try reader.bytes(Int(clamping: try reader.varint()))
+        } catch {
+            throw .truncated
         }
+    }
+
+    private func readString(at offset: Int, type: RecordFormat.ValueType) throws(ReadFailure) -> String {
+        let raw = try readPayload(at: offset, type: type)
+        // ASCII needs no validation, and the validating initialiser costs more than the rest of the decode.
+        if raw.allSatisfy({ $0 < 0x80 }) { return String(decoding: raw, as: UTF8.self) }
+        guard let string = String(validating: raw, as: UTF8.self) else { throw .invalidText }
+        return string
     }
 
     /// Any stored integer width converts to any other when the value fits, so widening a property keeps
     /// old records readable.
     @inline(__always)
-    fileprivate func integer<T: FixedWidthInteger, K: CodingKey>(_: T.Type, at offset: Int, key: K) throws -> T {
-        let found = try type(at: offset, key: key)
-        var reader = ByteReader(bytes, offset: offset + 1)
+    private func readInteger<T: FixedWidthInteger>(_: T.Type, at offset: Int) throws(ReadFailure) -> T {
+        let found = try valueType(at: offset)
         let value: T?
-        do {
-            switch found {
-            case .int8: value = T(exactly: Int8(bitPattern: try reader.byte()))
-            case .int16: value = T(exactly: try reader.fixed(Int16.self))
-            case .int32: value = T(exactly: try reader.fixed(Int32.self))
-            case .int64: value = T(exactly: try reader.fixed(Int64.self))
-            case .uint8: value = T(exactly: try reader.byte())
-            case .uint16: value = T(exactly: try reader.fixed(UInt16.self))
-            case .uint32: value = T(exactly: try reader.fixed(UInt32.self))
-            case .uint64: value = T(exactly: try reader.fixed(UInt64.self))
-            default: throw mismatch(.int64, found: found, key: key)
-            }
-        } catch is ByteReader.OutOfBounds {
-            throw corrupted(key, "the record ends inside a value")
+        switch found {
+        case .int8: value = T(exactly: Int8(bitPattern: try fixed(UInt8.self, at: offset + 1)))
+        case .int16: value = T(exactly: try fixed(Int16.self, at: offset + 1))
+        case .int32: value = T(exactly: try fixed(Int32.self, at: offset + 1))
+        case .int64: value = T(exactly: try fixed(Int64.self, at: offset + 1))
+        case .uint8: value = T(exactly: try fixed(UInt8.self, at: offset + 1))
+        case .uint16: value = T(exactly: try fixed(UInt16.self, at: offset + 1))
+        case .uint32: value = T(exactly: try fixed(UInt32.self, at: offset + 1))
+        case .uint64: value = T(exactly: try fixed(UInt64.self, at: offset + 1))
+        default: throw .mismatch(found: found)
         }
-        guard let value else { throw corrupted(key, "the stored number does not fit in \(T.self)") }
+        guard let value else { throw .doesNotFit("the stored number does not fit in \(T.self)") }
         return value
+    }
+
+    private func readDouble(at offset: Int, type expected: RecordFormat.ValueType) throws(ReadFailure) -> Double {
+        let found = try valueType(at: offset)
+        if found == expected { return Double(bitPattern: try fixed(UInt64.self, at: offset + 1)) }
+        if found == .float, expected == .double {
+            return Double(Float(bitPattern: try fixed(UInt32.self, at: offset + 1)))
+        }
+        throw .mismatch(found: found)
+    }
+
+    private func readFloat(at offset: Int) throws(ReadFailure) -> Float {
+        switch try valueType(at: offset) {
+        case .float: return Float(bitPattern: try fixed(UInt32.self, at: offset + 1))
+        case .double:
+            let value = Double(bitPattern: try fixed(UInt64.self, at: offset + 1))
+            guard let narrowed = Float(exactly: value) ?? (value.isNaN ? Float.nan : nil) else {
+                throw .doesNotFit("the stored number \(value) does not fit in Float")
+            }
+            return narrowed
+        case let found: throw .mismatch(found: found)
+        }
+    }
+
+    private func readContainer(at offset: Int, type expected: RecordFormat.ValueType) throws(ReadFailure)
+        -> (start: Int, end: Int, count: Int)
+    {
+        let found = try valueType(at: offset)
+        // A value that wrote nothing, read back by a type that asks for a container.
+        if expected == .keyed, found == .null { return (offset, offset, 0) }
+        guard found == expected else { throw .mismatch(found: found) }
+        let length = Int(try fixed(UInt32.self, at: offset + 1))
+        let count = Int(try fixed(UInt32.self, at: offset + 5))
+        let start = offset + 1 + RecordFormat.containerHeaderSize
+        guard length <= bytes.count - start, count <= length else { throw .truncated }
+        return (start, start + length, count)
+    }
+
+    fileprivate func isNull<K: CodingKey>(at offset: Int, key: K) throws -> Bool {
+        do { return try valueType(at: offset) == .null } catch { throw failure(error, expected: .null, key: key) }
+    }
+
+    fileprivate func bool<K: CodingKey>(at offset: Int, key: K) throws -> Bool {
+        let found: RecordFormat.ValueType
+        do { found = try valueType(at: offset) } catch { throw failure(error, expected: .true, key: key) }
+        switch found {
+        case .true: return true
+        case .false: return false
+        default: throw failure(.mismatch(found: found), expected: .true, key: key)
+        }
+    }
+
+    @inline(__always)
+    fileprivate func integer<T: FixedWidthInteger, K: CodingKey>(_: T.Type, at offset: Int, key: K) throws -> T {
+        do { return try readInteger(T.self, at: offset) } catch { throw failure(error, expected: .int64, key: key) }
     }
 
     fileprivate func double<K: CodingKey>(
         at offset: Int, type expected: RecordFormat.ValueType = .double, key: K
     ) throws -> Double {
-        let found = try type(at: offset, key: key)
-        var reader = ByteReader(bytes, offset: offset + 1)
-        if found == expected {
-            return Double(
-                bitPattern: try readOrThrow(key) { () throws(ByteReader.OutOfBounds) in
-                    try reader.fixed(UInt64.self)
-                })
+        do { return try readDouble(at: offset, type: expected) } catch {
+            throw failure(error, expected: expected, key: key)
         }
-        if found == .float, expected == .double {
-            return Double(
-                Float(
-                    bitPattern: try readOrThrow(key) { () throws(ByteReader.OutOfBounds) in
-                        try reader.fixed(UInt32.self)
-                    }))
-        }
-        throw mismatch(expected, found: found, key: key)
     }
 
     fileprivate func float<K: CodingKey>(at offset: Int, key: K) throws -> Float {
-        let found = try type(at: offset, key: key)
-        var reader = ByteReader(bytes, offset: offset + 1)
-        switch found {
-        case .float:
-            return try readOrThrow(key) { () throws(ByteReader.OutOfBounds) in
-                Float(bitPattern: try reader.fixed(UInt32.self))
-            }
-        case .double:
-            let value = try readOrThrow(key) { () throws(ByteReader.OutOfBounds) in
-                Double(bitPattern: try reader.fixed(UInt64.self))
-            }
-            guard let narrowed = Float(exactly: value) ?? (value.isNaN ? Float.nan : nil) else {
-                throw corrupted(key, "the stored number \(value) does not fit in Float")
-            }
-            return narrowed
-        default: throw mismatch(.float, found: found, key: key)
-        }
+        do { return try readFloat(at: offset) } catch { throw failure(error, expected: .float, key: key) }
     }
 
     private func payload<K: CodingKey>(
         at offset: Int, type expected: RecordFormat.ValueType, key: K
     ) throws -> UnsafeRawBufferPointer {
-        var reader = try reader(at: offset, expecting: expected, key: key)
-        return try readOrThrow(key) { () throws(ByteReader.OutOfBounds) in
-            try reader.bytes(Int(clamping: try reader.varint()))
+        do { return try readPayload(at: offset, type: expected) } catch {
+            throw failure(error, expected: expected, key: key)
         }
     }
 
     fileprivate func string<K: CodingKey>(
-        at offset: Int, type: RecordFormat.ValueType = .string, key: K
+        at offset: Int, type expected: RecordFormat.ValueType = .string, key: K
     ) throws -> String {
-        let raw = try payload(at: offset, type: type, key: key)
-        // ASCII needs no validation, and the generic validating initialiser costs more than the decode.
-        if raw.allSatisfy({ $0 < 0x80 }) { return String(decoding: raw, as: UTF8.self) }
-        guard let string = String(validating: raw, as: UTF8.self) else {
-            throw corrupted(key, "the stored text is not valid UTF-8")
+        do { return try readString(at: offset, type: expected) } catch {
+            throw failure(error, expected: expected, key: key)
         }
-        return string
+    }
+
+    private func readUUID(at offset: Int) throws(ReadFailure) -> UUID {
+        let found = try valueType(at: offset)
+        guard found == .uuid else { throw .mismatch(found: found) }
+        guard bytes.count - (offset + 1) >= 16 else { throw .truncated }
+        return UUID(uuid: bytes.loadUnaligned(fromByteOffset: offset + 1, as: uuid_t.self))
+    }
+
+    private func uuid<K: CodingKey>(at offset: Int, key: K) throws -> UUID {
+        do { return try readUUID(at: offset) } catch { throw failure(error, expected: .uuid, key: key) }
     }
 
     /// The bounds of the container at `offset`: where its entries start and end, and how many there are.
     fileprivate func container<K: CodingKey>(
         at offset: Int, type expected: RecordFormat.ValueType, key: K
     ) throws -> (start: Int, end: Int, count: Int) {
-        if expected == .keyed, try type(at: offset, key: key) == .null {
-            // A value that wrote nothing, read back by a type that asks for a container.
-            return (offset, offset, 0)
+        do { return try readContainer(at: offset, type: expected) } catch {
+            throw failure(error, expected: expected, key: key)
         }
-        var reader = try reader(at: offset, expecting: expected, key: key)
-        let (length, count) = try readOrThrow(key) { () throws(ByteReader.OutOfBounds) in
-            (Int(try reader.fixed(UInt32.self)), Int(try reader.fixed(UInt32.self)))
-        }
-        let start = reader.offset
-        guard length <= bytes.count - start, count <= length else {
-            throw corrupted(key, "a container's length or count runs past the end of the record")
-        }
-        return (start, start + length, count)
     }
 
     // MARK: Keys
@@ -269,37 +297,36 @@ final class RecordDecoder {
         case integer(Int)
     }
 
-    fileprivate func entry<K: CodingKey>(at offset: Int, end: Int, key: K) throws -> (EntryKey, value: Int) {
+    fileprivate func entry(at offset: Int, end: Int) throws(ByteReader.OutOfBounds) -> (EntryKey, value: Int) {
         var reader = ByteReader(bytes, offset: offset, end: end)
-        return try readOrThrow(key) { () throws(ByteReader.OutOfBounds) in
-            let code = try reader.varint()
-            let entryKey: EntryKey
-            if code & 1 == 0 {
-                entryKey = .tag(UInt32(truncatingIfNeeded: code >> 1))
-            } else if code & 3 == 1 {
-                entryKey = .inline(try reader.bytes(Int(clamping: code >> 2)))
-            } else {
-                let zigzag = try reader.varint()
-                entryKey = .integer(Int(truncatingIfNeeded: Int64(bitPattern: (zigzag >> 1) ^ (0 &- (zigzag & 1)))))
-            }
-            return (entryKey, reader.offset)
+        let code = try reader.varint()
+        let entryKey: EntryKey
+        if code & 1 == 0 {
+            entryKey = .tag(UInt32(truncatingIfNeeded: code >> 1))
+        } else if code & 3 == 1 {
+            entryKey = .inline(try reader.bytes(Int(clamping: code >> 2)))
+        } else {
+            let zigzag = try reader.varint()
+            entryKey = .integer(Int(truncatingIfNeeded: Int64(bitPattern: (zigzag >> 1) ^ (0 &- (zigzag & 1)))))
         }
+        return (entryKey, reader.offset)
     }
 
-    fileprivate func valueEnd<K: CodingKey>(at offset: Int, end: Int, key: K) throws -> Int {
+    fileprivate func valueEnd(at offset: Int, end: Int) throws(ByteReader.OutOfBounds) -> Int {
         var reader = ByteReader(bytes, offset: offset, end: end)
-        try readOrThrow(key) { () throws(ByteReader.OutOfBounds) in try reader.skipValue() }
+        try reader.skipValue()
         return reader.offset
     }
 
-    fileprivate func name(of tag: UInt32) throws -> String {
-        guard Int(tag) < dictionary.names.count else { throw UnknownKeyTag() }
-        return dictionary.names[Int(tag)]
+    fileprivate func name(of tag: UInt32) -> String? {
+        let names = dictionary.names
+        return Int(tag) < names.count ? names[Int(tag)] : nil
     }
 
-    fileprivate func matches(_ entryKey: EntryKey, name: String, intValue: Int?) throws -> Bool {
+    /// Whether an entry's key is `name` (or `intValue`); `nil` when it names a tag the dictionary lacks.
+    fileprivate func matches(_ entryKey: EntryKey, name: String, intValue: Int?) -> Bool? {
         switch entryKey {
-        case .tag(let tag): return try self.name(of: tag) == name
+        case .tag(let tag): return self.name(of: tag).map { $0 == name }
         case .inline(let raw): return raw.elementsEqual(name.utf8)
         case .integer(let int): return intValue == int
         }
@@ -309,6 +336,18 @@ final class RecordDecoder {
 
     fileprivate func codingPath<K: CodingKey>(_ key: K) -> [any CodingKey] {
         K.self == NoKey.self ? path : path + [key]
+    }
+
+    private func failure<K: CodingKey>(
+        _ failure: ReadFailure, expected: RecordFormat.ValueType, key: K
+    ) -> DecodingError {
+        switch failure {
+        case .truncated: corrupted(key, "the record ends inside a value")
+        case .unknownType: corrupted(key, "the record has an unknown value type")
+        case .mismatch(let found): mismatch(expected, found: found, key: key)
+        case .doesNotFit(let message): corrupted(key, message)
+        case .invalidText: corrupted(key, "the stored text is not valid UTF-8")
+        }
     }
 
     fileprivate func corrupted<K: CodingKey>(_ key: K, _ message: String) -> DecodingError {
@@ -359,25 +398,35 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     private func find<K: CodingKey>(name: String, intValue: Int?, key: K) throws -> Int? {
-        let expected = decoder.cursor(slot)
-        if expected < end {
-            let (entryKey, value) = try decoder.entry(at: expected, end: end, key: key)
-            if try decoder.matches(entryKey, name: name, intValue: intValue) {
-                decoder.setCursor(slot, to: try decoder.valueEnd(at: value, end: end, key: key))
-                return value
+        do {
+            let expected = decoder.cursor(slot)
+            if expected < end {
+                let (entryKey, value) = try decoder.entry(at: expected, end: end)
+                guard let matched = decoder.matches(entryKey, name: name, intValue: intValue) else {
+                    throw RecordDecoder.UnknownKeyTag()
+                }
+                if matched {
+                    decoder.setCursor(slot, to: try decoder.valueEnd(at: value, end: end))
+                    return value
+                }
             }
-        }
-        var offset = start
-        while offset < end {
-            let (entryKey, value) = try decoder.entry(at: offset, end: end, key: key)
-            let next = try decoder.valueEnd(at: value, end: end, key: key)
-            if try decoder.matches(entryKey, name: name, intValue: intValue) {
-                decoder.setCursor(slot, to: next)
-                return value
+            var offset = start
+            while offset < end {
+                let (entryKey, value) = try decoder.entry(at: offset, end: end)
+                let next = try decoder.valueEnd(at: value, end: end)
+                guard let matched = decoder.matches(entryKey, name: name, intValue: intValue) else {
+                    throw RecordDecoder.UnknownKeyTag()
+                }
+                if matched {
+                    decoder.setCursor(slot, to: next)
+                    return value
+                }
+                offset = next
             }
-            offset = next
+            return nil
+        } catch is ByteReader.OutOfBounds {
+            throw decoder.corrupted(key, "the record ends inside an entry")
         }
-        return nil
     }
 
     private func require(_ key: Key) throws -> Int {
@@ -393,12 +442,12 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         var keys: [Key] = []
         var offset = start
         while offset < end,
-            let (entryKey, value) = try? decoder.entry(at: offset, end: end, key: noKey),
-            let next = try? decoder.valueEnd(at: value, end: end, key: noKey)
+            let (entryKey, value) = try? decoder.entry(at: offset, end: end),
+            let next = try? decoder.valueEnd(at: value, end: end)
         {
             let key: Key?
             switch entryKey {
-            case .tag(let tag): key = (try? decoder.name(of: tag)).flatMap { Key(stringValue: $0) }
+            case .tag(let tag): key = decoder.name(of: tag).flatMap { Key(stringValue: $0) }
             case .inline(let raw): key = Key(stringValue: String(decoding: raw, as: UTF8.self))
             case .integer(let int): key = Key(intValue: int) ?? Key(stringValue: String(int))
             }
@@ -541,7 +590,11 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
                 Any.self, .init(codingPath: codingPath + [key], debugDescription: "the list has no more elements"))
         }
         let current = offset
-        offset = try decoder.valueEnd(at: current, end: end, key: key)
+        do {
+            offset = try decoder.valueEnd(at: current, end: end)
+        } catch {
+            throw decoder.corrupted(key, "the record ends inside a list element")
+        }
         currentIndex += 1
         return (current, key)
     }
