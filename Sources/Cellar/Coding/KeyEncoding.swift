@@ -37,7 +37,6 @@ enum KeyEncoding {
     }
 
     /// Appends the key bytes of `value` to `key`.
-    @inlinable
     static func append<T: Encodable>(_ value: T, to key: inout [UInt8]) throws {
         // The common primary-key types skip the Encoder entirely; these compares fold away when specialised.
         if T.self == Int64.self {
@@ -57,7 +56,6 @@ enum KeyEncoding {
     }
 
     /// The key bytes of `value`.
-    @inlinable
     static func key<T: Encodable>(_ value: T) throws -> [UInt8] {
         var key: [UInt8] = []
         key.reserveCapacity(16)
@@ -65,7 +63,6 @@ enum KeyEncoding {
         return key
     }
 
-    @usableFromInline
     static func appendSigned(_ value: Int64, to key: inout [UInt8]) {
         key.append(Tag.signed.rawValue)
         appendBigEndian(UInt64(bitPattern: value) ^ (1 << 63), to: &key)
@@ -83,7 +80,6 @@ enum KeyEncoding {
         appendBigEndian(bits & (1 << 63) == 0 ? bits ^ (1 << 63) : ~bits, to: &key)
     }
 
-    @usableFromInline
     static func appendString(_ value: String, to key: inout [UInt8]) {
         key.append(Tag.string.rawValue)
         var value = value
@@ -107,7 +103,6 @@ enum KeyEncoding {
         key.append(0)
     }
 
-    @usableFromInline
     static func appendUUID(_ value: UUID, to key: inout [UInt8]) {
         key.append(Tag.uuid.rawValue)
         withUnsafeBytes(of: value.uuid) { key.append(contentsOf: $0) }
@@ -121,18 +116,16 @@ enum KeyEncoding {
 // MARK: - The Encoder for any other key type
 
 /// Encodes a `Codable` value's scalar parts as order-preserving key components.
-@usableFromInline
 final class KeyEncoder: Encoder {
-    @usableFromInline var key: [UInt8]
+    var key: [UInt8]
     /// Arrays opened while encoding the current value; each gets its terminator when the value is done.
     private var openArrays = 0
 
-    @usableFromInline var codingPath: [any CodingKey] { [] }
-    @usableFromInline var userInfo: [CodingUserInfoKey: Any] { [:] }
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    @usableFromInline init(key: [UInt8]) { self.key = key }
+    init(key: [UInt8]) { self.key = key }
 
-    @usableFromInline
     func encodeComponent<T: Encodable>(_ value: T) throws {
         if T.self == Date.self {
             try KeyEncoding.appendDouble(
@@ -155,19 +148,16 @@ final class KeyEncoder: Encoder {
         }
     }
 
-    @usableFromInline
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         KeyedEncodingContainer(KeyedContainer(encoder: self))
     }
 
-    @usableFromInline
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
         openArrays += 1
-        return UnkeyedContainer(encoder: self)
+        return ValueContainer(encoder: self)
     }
 
-    @usableFromInline
-    func singleValueContainer() -> any SingleValueEncodingContainer { SingleValueContainer(encoder: self) }
+    func singleValueContainer() -> any SingleValueEncodingContainer { ValueContainer(encoder: self) }
 
     // MARK: Scalars, shared by the three container kinds
 
@@ -221,7 +211,8 @@ final class KeyEncoder: Encoder {
         mutating func superEncoder(forKey key: Key) -> any Encoder { encoder }
     }
 
-    private struct UnkeyedContainer: UnkeyedEncodingContainer {
+    /// Arrays and single values write the same components one after another, so one container serves both.
+    private struct ValueContainer: UnkeyedEncodingContainer, SingleValueEncodingContainer {
         let encoder: KeyEncoder
         var codingPath: [any CodingKey] { [] }
         var count = 0
@@ -246,48 +237,22 @@ final class KeyEncoder: Encoder {
             try encoder.encode(value)
             count += 1
         }
-        mutating func encode(_ value: Int) {
-            encoder.encode(integer: value)
-            count += 1
-        }
-        mutating func encode(_ value: Int8) {
-            encoder.encode(integer: value)
-            count += 1
-        }
-        mutating func encode(_ value: Int16) {
-            encoder.encode(integer: value)
-            count += 1
-        }
-        mutating func encode(_ value: Int32) {
-            encoder.encode(integer: value)
-            count += 1
-        }
-        mutating func encode(_ value: Int64) {
-            encoder.encode(integer: value)
-            count += 1
-        }
-        mutating func encode(_ value: UInt) {
-            encoder.encode(integer: value)
-            count += 1
-        }
-        mutating func encode(_ value: UInt8) {
-            encoder.encode(integer: value)
-            count += 1
-        }
-        mutating func encode(_ value: UInt16) {
-            encoder.encode(integer: value)
-            count += 1
-        }
-        mutating func encode(_ value: UInt32) {
-            encoder.encode(integer: value)
-            count += 1
-        }
-        mutating func encode(_ value: UInt64) {
-            encoder.encode(integer: value)
-            count += 1
-        }
+        mutating func encode(_ value: Int) { integer(value) }
+        mutating func encode(_ value: Int8) { integer(value) }
+        mutating func encode(_ value: Int16) { integer(value) }
+        mutating func encode(_ value: Int32) { integer(value) }
+        mutating func encode(_ value: Int64) { integer(value) }
+        mutating func encode(_ value: UInt) { integer(value) }
+        mutating func encode(_ value: UInt8) { integer(value) }
+        mutating func encode(_ value: UInt16) { integer(value) }
+        mutating func encode(_ value: UInt32) { integer(value) }
+        mutating func encode(_ value: UInt64) { integer(value) }
         mutating func encode<T: Encodable>(_ value: T) throws {
             try encoder.encodeComponent(value)
+            count += 1
+        }
+        private mutating func integer<I: BinaryInteger & FixedWidthInteger>(_ value: I) {
+            encoder.encode(integer: value)
             count += 1
         }
         mutating func nestedContainer<NestedKey: CodingKey>(
@@ -301,28 +266,6 @@ final class KeyEncoder: Encoder {
             return encoder.unkeyedContainer()
         }
         mutating func superEncoder() -> any Encoder { encoder }
-    }
-
-    private struct SingleValueContainer: SingleValueEncodingContainer {
-        let encoder: KeyEncoder
-        var codingPath: [any CodingKey] { [] }
-
-        mutating func encodeNil() { encoder.encodeNil() }
-        mutating func encode(_ value: Bool) { encoder.encode(value) }
-        mutating func encode(_ value: String) { encoder.encode(value) }
-        mutating func encode(_ value: Double) throws { try encoder.encode(value) }
-        mutating func encode(_ value: Float) throws { try encoder.encode(value) }
-        mutating func encode(_ value: Int) { encoder.encode(integer: value) }
-        mutating func encode(_ value: Int8) { encoder.encode(integer: value) }
-        mutating func encode(_ value: Int16) { encoder.encode(integer: value) }
-        mutating func encode(_ value: Int32) { encoder.encode(integer: value) }
-        mutating func encode(_ value: Int64) { encoder.encode(integer: value) }
-        mutating func encode(_ value: UInt) { encoder.encode(integer: value) }
-        mutating func encode(_ value: UInt8) { encoder.encode(integer: value) }
-        mutating func encode(_ value: UInt16) { encoder.encode(integer: value) }
-        mutating func encode(_ value: UInt32) { encoder.encode(integer: value) }
-        mutating func encode(_ value: UInt64) { encoder.encode(integer: value) }
-        mutating func encode<T: Encodable>(_ value: T) throws { try encoder.encodeComponent(value) }
     }
 }
 
