@@ -109,6 +109,20 @@ struct ResultsTests {
         #expect(store.core.environment.info.readersInUse <= 8)
     }
 
+    @Test func aWriteThatMustGrowInsideAReadIsAnErrorNotADeadlock() throws {
+        let folder = TemporaryFolder()
+        let store = try folder.store([Note.self], mapSize: 1 << 20)
+        let text = String(repeating: "x", count: 1_024)
+        #expect(throws: StoreError.cannotGrowDuringRead) {
+            try store.read { _ in
+                try store.write { tx in for i in 0..<4_000 { try tx.insert(Note(id: "\(i)", text: text)) } }
+            }
+        }
+        // Outside the read, the same write grows the map and succeeds.
+        try store.write { tx in for i in 0..<4_000 { try tx.insert(Note(id: "\(i)", text: text)) } }
+        #expect(try store.count(Note.self) == 4_000)
+    }
+
     @Test func aTinyMapGrowsByItselfWhile50MBAreInserted() throws {
         let folder = TemporaryFolder()
         let store = try folder.store([Note.self], mapSize: 1 << 20)
