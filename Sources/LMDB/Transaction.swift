@@ -112,6 +112,11 @@ public final class WriteTransaction: ReadTransaction {
         return true
     }
 
+    /// Deletes `database` and its entries from the file. Its handle must not be used afterwards.
+    public func drop(_ database: Database) throws(LMDBError) {
+        try track(mdb_drop(handle, database.handle, 1))
+    }
+
     /// Removes every entry of `database`, keeping the database itself.
     public func empty(_ database: Database) throws(LMDBError) {
         try track(mdb_drop(handle, database.handle, 0))

@@ -32,6 +32,8 @@ public struct Schema<M: Model>: Sendable {
     /// The name the model is stored under: the type's name unless given. Name a model explicitly to rename its
     /// Swift type later without losing its records.
     public let name: String
+    /// The secondary indexes, kept in step with the records by every write.
+    public let indexes: [Index<M>]
     /// Converts ids to and from the model's sequence when ids are numbered automatically.
     let sequence: SequenceMapping?
 
@@ -43,9 +45,12 @@ public struct Schema<M: Model>: Sendable {
 
     /// A schema whose ids are given by the caller.
     ///
-    /// - Parameter name: the stored name; the Swift type's name when `nil`.
-    public init(name: String? = nil) {
+    /// - Parameters:
+    ///   - name: the stored name; the Swift type's name when `nil`.
+    ///   - indexes: secondary indexes, such as `[.index(\.age), .unique(\.email)]`.
+    public init(name: String? = nil, indexes: [Index<M>] = []) {
         self.name = name ?? String(describing: M.self)
+        self.indexes = indexes
         self.sequence = nil
     }
 }
@@ -59,8 +64,10 @@ extension Schema where M.ID: FixedWidthInteger {
     ///     from a per-model sequence kept in the store, advanced inside the write transaction: they grow
     ///     monotonically, are never reused after a delete or a reopen, and stay unique across threads and
     ///     processes. Inserting a larger id explicitly moves the sequence past it.
-    public init(name: String? = nil, autoIncrement: Bool) {
+    ///   - indexes: secondary indexes, such as `[.index(\.age), .unique(\.email)]`.
+    public init(name: String? = nil, autoIncrement: Bool, indexes: [Index<M>] = []) {
         self.name = name ?? String(describing: M.self)
+        self.indexes = indexes
         self.sequence =
             autoIncrement
             ? SequenceMapping(

@@ -6,13 +6,16 @@ import Synchronization
 final class ModelInfo: Sendable {
     let name: String
     let records: Database
+    /// The databases of the schema's indexes, in the schema's order.
+    let indexes: [Database]
     /// Whether the schema numbers ids from a sequence (read once: a default schema is rebuilt on each access).
     let numbersIDs: Bool
     private let committedDictionary: Mutex<KeyDictionary>
 
-    init(name: String, records: Database, numbersIDs: Bool, dictionary: KeyDictionary) {
+    init(name: String, records: Database, indexes: [Database], numbersIDs: Bool, dictionary: KeyDictionary) {
         self.name = name
         self.records = records
+        self.indexes = indexes
         self.numbersIDs = numbersIDs
         self.committedDictionary = Mutex(dictionary)
     }
@@ -189,6 +192,60 @@ final class StoreCore: Sendable {
             }
             dictionary = parsed
         }
-        return ModelInfo(name: name, records: records, numbersIDs: schema.sequence != nil, dictionary: dictionary)
+        let indexes = try openIndexes(of: M.self, records: records, dictionary: dictionary, in: txn)
+        return ModelInfo(
+            name: name, records: records, indexes: indexes, numbersIDs: schema.sequence != nil, dictionary: dictionary)
+    }
+
+    /// Opens the schema's index databases, building any that are new from the records already stored, and deletes
+    /// the databases of indexes the schema no longer declares. The list of a model's index databases is kept in
+    /// `_meta` under `indexes/<Model>`.
+    private func openIndexes<M: Model>(
+        of type: M.Type, records: Database, dictionary: KeyDictionary, in txn: WriteTransaction
+    ) throws -> [Database] {
+        let model = M.schema.name
+        let listKey = Array("indexes/\(model)".utf8)
+        let declared = M.schema.indexes.map { $0.databaseName(model: model) }
+        let stored =
+            try txn.get(meta, key: listKey).map { String(decoding: $0, as: UTF8.self) }
+            .map { $0.split(separator: "\n").map(String.init) } ?? []
+        for name in stored where !declared.contains(name) {
+            if let removed = try txn.openDatabase(named: name) { try txn.drop(removed) }
+        }
+        var databases: [Database] = []
+        var toBuild: [(Index<M>, Database)] = []
+        for (index, name) in zip(M.schema.indexes, declared) {
+            let isNew = try txn.openDatabase(named: name) == nil || !stored.contains(name)
+            let database = try txn.createDatabase(named: name, flags: index.isUnique ? [] : .duplicateSort)
+            if isNew {
+                try txn.empty(database)
+                toBuild.append((index, database))
+            }
+            databases.append(database)
+        }
+        if !toBuild.isEmpty {
+            let decoder = RecordDecoder()
+            let writer = IndexWriter(model: model, maxKeySize: environment.maxKeySize, path: path)
+            try txn.withCursor(records) { cursor in
+                var entry = try cursor.first()
+                while let (key, bytes) = entry {
+                    let value: M
+                    do {
+                        value = try decoder.decode(M.self, from: bytes, dictionary: dictionary)
+                    } catch let error as DecodingError {
+                        throw StoreError(error, model: model, id: KeyEncoding.describe(key))
+                    }
+                    let primaryKey = Array(key)
+                    for (index, database) in toBuild {
+                        try writer.add(index, of: value, primaryKey: primaryKey, to: database, in: txn)
+                    }
+                    entry = try cursor.next()
+                }
+            }
+        }
+        if stored != declared {
+            try txn.put(meta, key: listKey, value: Array(declared.joined(separator: "\n").utf8))
+        }
+        return databases
     }
 }

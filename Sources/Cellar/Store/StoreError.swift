@@ -10,6 +10,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible, Loca
     case duplicatePrimaryKey(model: String, id: String)
     /// `update` (or another call that needs the record) found no record with this primary key.
     case objectNotFound(model: String, id: String)
+    /// A write would give two records the same value in a unique index; the transaction writes nothing.
+    case uniqueConstraintViolated(model: String, index: String, value: String)
     /// A primary key's bytes exceed LMDB's key limit (511 bytes).
     case keyTooLong(model: String, length: Int, limit: Int)
     /// A value cannot become a key: NaN, or a type with no ordered form.
@@ -53,6 +55,9 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible, Loca
             "A \(model) with id \(id) exists already. Use upsert to replace it, or update to change it."
         case .objectNotFound(let model, let id):
             "No \(model) with id \(id) exists. Use insert or upsert to create it."
+        case .uniqueConstraintViolated(let model, let index, let value):
+            "Another \(model) already has \(index) = \(value), and \(index) is unique. Change the value, or update the "
+                + "record that has it."
         case .keyTooLong(let model, let length, let limit):
             "A \(model) key is \(length) bytes long; keys may be at most \(limit). Use a shorter id."
         case .invalidKey(let model, let reason):

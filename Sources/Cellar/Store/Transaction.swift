@@ -61,7 +61,9 @@ public final class Transaction {
         let state = try state(for: M.self)
         try assignID(&value, state: state)
         let key = try primaryKey(value.id, of: M.self)
+        let indexChanges = try planIndexChanges(old: nil, new: value, primaryKey: key, state: state)
         try put(value, key: key, state: state, flags: .noOverwrite)
+        try apply(indexChanges, of: M.self, primaryKey: key, state: state)
         changes.record(.inserted, key: key, model: state.info.name)
     }
 
@@ -79,7 +81,10 @@ public final class Transaction {
         try assignID(&value, state: state)
         let key = try primaryKey(value.id, of: M.self)
         let existed = try exists(key, state.info)
+        let old: M? = existed ? try indexedOld(M.self, key: key, state: state) : nil
+        let indexChanges = try planIndexChanges(old: old, new: value, primaryKey: key, state: state)
         try put(value, key: key, state: state)
+        try apply(indexChanges, of: M.self, primaryKey: key, state: state)
         changes.record(existed ? .updated : .inserted, key: key, model: state.info.name)
     }
 
@@ -92,7 +97,10 @@ public final class Transaction {
         guard try exists(key, state.info) else {
             throw .objectNotFound(model: state.info.name, id: KeyEncoding.describe(key))
         }
+        let old = try indexedOld(M.self, key: key, state: state)
+        let indexChanges = try planIndexChanges(old: old, new: value, primaryKey: key, state: state)
         try put(value, key: key, state: state)
+        try apply(indexChanges, of: M.self, primaryKey: key, state: state)
         changes.record(.updated, key: key, model: state.info.name)
     }
 
@@ -100,7 +108,7 @@ public final class Transaction {
     @discardableResult
     public func delete<M: Model>(_ type: M.Type, id: M.ID) throws(StoreError) -> Bool {
         let state = try state(for: type)
-        return try deleteRecord(key: try primaryKey(id, of: type), state: state)
+        return try deleteRecord(M.self, key: try primaryKey(id, of: type), state: state)
     }
 
     /// Deletes the stored record with `value`'s id. Returns `false` when there was none.
@@ -128,19 +136,93 @@ public final class Transaction {
         } catch {
             throw error as? StoreError ?? .lmdb(code: 0, message: "\(error)")
         }
-        for key in keys { try deleteRecord(key: key, state: state) }
+        for key in keys { try deleteRecord(M.self, key: key, state: state) }
         return keys.count
     }
 
     /// The one path every delete takes, so that what must follow a delete (index entries, links, delete rules)
     /// hooks in here once.
     @discardableResult
-    private func deleteRecord(key: [UInt8], state: ModelWriteState) throws(StoreError) -> Bool {
+    private func deleteRecord<M: Model>(_ type: M.Type, key: [UInt8], state: ModelWriteState) throws(StoreError)
+        -> Bool
+    {
         let txn = try writable
+        let old = try indexedOld(M.self, key: key, state: state)
         let deleted: Bool
         do { deleted = try txn.delete(state.info.records, key: key) } catch { throw lmdbError(error, "delete") }
-        if deleted { changes.record(.deleted, key: key, model: state.info.name) }
-        return deleted
+        guard deleted else { return false }
+        let indexChanges = try planIndexChanges(old: old, new: nil, primaryKey: key, state: state)
+        try apply(indexChanges, of: M.self, primaryKey: key, state: state)
+        changes.record(.deleted, key: key, model: state.info.name)
+        return true
+    }
+
+    /// The stored record at `key`, when the model has indexes whose entries for it must be found again.
+    private func indexedOld<M: Model>(_ type: M.Type, key: [UInt8], state: ModelWriteState) throws(StoreError) -> M? {
+        guard !state.info.indexes.isEmpty else { return nil }
+        let txn = try lmdb
+        let bytes: UnsafeRawBufferPointer?
+        do { bytes = try txn.get(state.info.records, key: key) } catch { throw lmdbError(error, "read") }
+        guard let bytes else { return nil }
+        return try decode(M.self, bytes, key: key, info: state.info)
+    }
+
+    /// The index entries a write moves: for each index whose key changes, the entry to remove and the one to add.
+    private struct IndexChange {
+        let position: Int
+        let remove: [UInt8]?
+        let add: [UInt8]?
+    }
+
+    /// Works out how a record's index entries change from `old` to `new` (either may be absent) and checks every
+    /// unique index, before anything is written: a refused write leaves the transaction as it was, even when the
+    /// caller catches the error and goes on.
+    private func planIndexChanges<M: Model>(
+        old: M?, new: M?, primaryKey: [UInt8], state: ModelWriteState
+    ) throws(StoreError) -> [IndexChange] {
+        guard !state.info.indexes.isEmpty else { return [] }
+        let txn = try lmdb
+        let writer = indexWriter(state)
+        var planned: [IndexChange] = []
+        for (position, index) in M.schema.indexes.enumerated() {
+            let oldKey = try old.map { (value) throws(StoreError) in try writer.key(index, of: value) }
+            let newKey = try new.map { (value) throws(StoreError) in try writer.key(index, of: value) }
+            guard oldKey != newKey else { continue }
+            if index.isUnique, let newKey {
+                let owner: UnsafeRawBufferPointer?
+                do { owner = try txn.get(state.info.indexes[position], key: newKey) } catch {
+                    throw lmdbError(error, "read")
+                }
+                if let owner, !owner.elementsEqual(primaryKey) {
+                    throw .uniqueConstraintViolated(
+                        model: state.info.name, index: index.name, value: KeyEncoding.describe(newKey))
+                }
+            }
+            planned.append(IndexChange(position: position, remove: oldKey, add: newKey))
+        }
+        return planned
+    }
+
+    private func apply<M: Model>(
+        _ changes: [IndexChange], of type: M.Type, primaryKey: [UInt8], state: ModelWriteState
+    ) throws(StoreError) {
+        guard !changes.isEmpty else { return }
+        let txn = try writable
+        let writer = indexWriter(state)
+        let indexes = M.schema.indexes
+        for change in changes {
+            let database = state.info.indexes[change.position]
+            if let old = change.remove {
+                try writer.remove(indexes[change.position], key: old, primaryKey: primaryKey, from: database, in: txn)
+            }
+            if let new = change.add {
+                try writer.add(indexes[change.position], key: new, primaryKey: primaryKey, to: database, in: txn)
+            }
+        }
+    }
+
+    private func indexWriter(_ state: ModelWriteState) -> IndexWriter {
+        IndexWriter(model: state.info.name, maxKeySize: store.core.environment.maxKeySize, path: store.core.path)
     }
 
     // MARK: Internals

@@ -1,0 +1,66 @@
+/// A secondary index declared in a model's `Schema`: `.index(\.age)`, `.unique(\.email)`, or a composite
+/// `.index(\.lastName, \.firstName)`.
+///
+/// Each index lives in its own LMDB database (`i/<Model>.<name>`, or `u/<Model>.<name>` for a unique one) that maps
+/// the order-preserving key of the indexed value(s) to the record's primary key. Every insert, upsert, update and
+/// delete keeps it in step inside the same transaction. Any property whose `Codable` form is a scalar, an optional or
+/// a fixed structure can be indexed: raw-value enums index by their raw value.
+public struct Index<M: Model>: Sendable {
+    /// The index's name: its key paths' property names, joined by `+` (`age`, `lastName+firstName`).
+    public let name: String
+    /// Whether two records may share the indexed value(s).
+    public let isUnique: Bool
+    /// The indexed key paths, in order.
+    nonisolated(unsafe) let keyPaths: [PartialKeyPath<M>]
+    // Key paths are immutable values; they are stored unchecked only because `PartialKeyPath` is not `Sendable`.
+    /// The index key of a record: each path's value as key components.
+    let key: @Sendable (M) throws -> [UInt8]
+
+    private init(paths: [PartialKeyPath<M>], unique: Bool, key: @escaping @Sendable (M) throws -> [UInt8]) {
+        self.keyPaths = paths
+        self.name = paths.map(Self.propertyName).joined(separator: "+")
+        self.isUnique = unique
+        self.key = key
+    }
+
+    /// The property name of a key path (`\Dog.owner.name` → `owner.name`).
+    static func propertyName(_ path: AnyKeyPath) -> String {
+        let text = String(describing: path)
+        guard let dot = text.firstIndex(of: ".") else { return text }
+        return String(text[text.index(after: dot)...])
+    }
+
+    /// An index on one property.
+    public static func index<V: Encodable>(_ path: KeyPath<M, V> & Sendable) -> Index {
+        Index(paths: [path], unique: false) { try KeyEncoding.key($0[keyPath: path]) }
+    }
+
+    /// An index on two properties, ordered by the first, then the second.
+    public static func index<A: Encodable, B: Encodable>(
+        _ first: KeyPath<M, A> & Sendable, _ second: KeyPath<M, B> & Sendable
+    ) -> Index {
+        Index(paths: [first, second], unique: false) { try compositeKey($0[keyPath: first], $0[keyPath: second]) }
+    }
+
+    /// A unique index on one property: a second record with the same value is refused with
+    /// `StoreError.uniqueConstraintViolated`.
+    public static func unique<V: Encodable>(_ path: KeyPath<M, V> & Sendable) -> Index {
+        Index(paths: [path], unique: true) { try KeyEncoding.key($0[keyPath: path]) }
+    }
+
+    /// A unique index on two properties together.
+    public static func unique<A: Encodable, B: Encodable>(
+        _ first: KeyPath<M, A> & Sendable, _ second: KeyPath<M, B> & Sendable
+    ) -> Index {
+        Index(paths: [first, second], unique: true) { try compositeKey($0[keyPath: first], $0[keyPath: second]) }
+    }
+
+    private static func compositeKey<A: Encodable, B: Encodable>(_ a: A, _ b: B) throws -> [UInt8] {
+        var key = try KeyEncoding.key(a)
+        try KeyEncoding.append(b, to: &key)
+        return key
+    }
+
+    /// The database holding this index's entries.
+    func databaseName(model: String) -> String { (isUnique ? "u/" : "i/") + model + "." + name }
+}
