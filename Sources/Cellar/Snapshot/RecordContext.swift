@@ -111,25 +111,9 @@ extension RecordContext {
         do { return try txn.statistics(info.records).entries } catch { throw lmdbError(error, "count") }
     }
 
-    /// Decodes records in primary-key order, up to `limit`.
-    func scan<M: Model>(_ type: M.Type, info: ModelInfo, limit: Int = .max) throws(StoreError) -> [M] {
+    /// Decodes records read from this transaction, in order; on every core when there are many.
+    func decodeAll<M: Model>(_ type: M.Type, _ entries: [Entry], info: ModelInfo) throws(StoreError) -> [M] {
         var dictionary = try self.dictionary(for: info)
-        let txn = try lmdb
-        var entries: [Entry] = []
-        do {
-            entries.reserveCapacity(min(limit, try txn.statistics(info.records).entries))
-            try txn.withCursor(info.records) { cursor in
-                var entry = try cursor.first()
-                while let found = entry, entries.count < limit {
-                    entries.append(found)
-                    entry = try cursor.next()
-                }
-            }
-        } catch let error as LMDBError {
-            throw lmdbError(error, "read")
-        } catch {
-            throw error as? StoreError ?? .lmdb(code: 0, message: "\(error)")
-        }
         if entries.count >= ParallelDecoding.minimumRecords, ParallelDecoding.workers > 1 {
             return try decodeInParallel(M.self, entries, info: info, dictionary: &dictionary)
         }

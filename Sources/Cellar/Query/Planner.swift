@@ -1,0 +1,257 @@
+import LMDB
+
+/// How a query reads its records, chosen from the schema's indexes.
+struct QueryPlan {
+    enum Access {
+        /// Every record, in primary-key order.
+        case records
+        /// The entries of one index within key ranges: the driving condition's answer.
+        case indexRanges(position: Int, ranges: [KeyRange])
+        /// A whole index, in its order: the query's sort.
+        case indexOrder(position: Int)
+    }
+
+    let access: Access
+    /// The records come out in the order asked for: nothing is sorted in memory, and a limit stops the read.
+    let isOrdered: Bool
+    /// Read the index backwards, for a descending sort.
+    let isDescending: Bool
+    let description: String
+}
+
+extension Query {
+    /// Picks the plan: the most selective condition that an index answers drives; otherwise a sort that an index
+    /// matches is read from it; otherwise the records are scanned. Every other condition is checked per record.
+    func plan(info: ModelInfo) throws(StoreError) -> QueryPlan {
+        let indexes = M.schema.indexes
+        func indexPosition(for path: PartialKeyPath<M>) -> Int? {
+            indexes.firstIndex { $0.keyPaths == [path] } ?? indexes.firstIndex { $0.keyPaths.first == path }
+        }
+        let conjuncts = predicate?.node.conjuncts ?? []
+        var driver: (condition: Condition<M>, position: Int, ranges: [KeyRange], conjunct: Int)?
+        for (number, node) in conjuncts.enumerated() {
+            guard case .condition(let condition) = node, let found = condition.ranges, let path = condition.path,
+                let position = indexPosition(for: path)
+            else { continue }
+            let ranges = try found.get()
+            if driver == nil || condition.rank < driver!.condition.rank {
+                driver = (condition, position, ranges, number)
+            }
+        }
+        let firstSort = ordering.first
+        let access: QueryPlan.Access
+        let isOrdered: Bool
+        var words: [String] = []
+        if let driver {
+            access = .indexRanges(position: driver.position, ranges: Self.normalized(driver.ranges))
+            isOrdered =
+                ordering.isEmpty
+                || (ordering.count == 1 && indexes[driver.position].keyPaths.first == firstSort?.path)
+            words.append(
+                "use index \(indexes[driver.position].databaseName(model: info.name)) for \(driver.condition.text)")
+        } else if let firstSort, ordering.count == 1, let position = indexPosition(for: firstSort.path) {
+            access = .indexOrder(position: position)
+            isOrdered = true
+            words.append(
+                "read index \(indexes[position].databaseName(model: info.name)) in "
+                    + (firstSort.ascending ? "ascending" : "descending") + " order")
+        } else {
+            access = .records
+            isOrdered = ordering.isEmpty
+            words.append("scan r/\(info.name)")
+        }
+        let checks = conjuncts.enumerated().filter { $0.offset != driver?.conjunct }.map(\.element.description)
+        if !checks.isEmpty { words.append("check each record for \(checks.joined(separator: " && "))") }
+        if !isOrdered {
+            let keys = ordering.map { $0.name + ($0.ascending ? "" : " descending") }
+            words.append("sort in memory by \(keys.joined(separator: ", "))")
+        }
+        if let distinctKey { words.append("keep the first record of each \(distinctKey.name)") }
+        if skipCount > 0 { words.append("skip \(skipCount)") }
+        if let limitCount { words.append(isOrdered ? "stop after \(limitCount)" : "keep \(limitCount)") }
+        return QueryPlan(
+            access: access, isOrdered: isOrdered, isDescending: isOrdered && firstSort?.ascending == false,
+            description: words.joined(separator: ", then "))
+    }
+
+    /// Ranges in key order without repeats, so an `in` list reads each key once and in order.
+    private static func normalized(_ ranges: [KeyRange]) -> [KeyRange] {
+        var seen = Set<[UInt8]?>()
+        return
+            ranges
+            .sorted { ($0.lower ?? []).lexicographicallyPrecedes($1.lower ?? []) }
+            .filter { seen.insert($0.lower).inserted || $0.lower == nil }
+    }
+
+    // MARK: Execution
+
+    func execute(in context: any RecordContext, info: ModelInfo) throws(StoreError) -> [M] {
+        let plan = try plan(info: info)
+        var dictionary = try context.dictionary(for: info)
+        if plan.isOrdered, let limitCount {
+            // Stream in order and stop as soon as the page is full.
+            var values: [M] = []
+            var skipped = 0
+            var seen = Set<[UInt8]>()
+            guard limitCount > 0 else { return [] }
+            try forEachCandidate(plan, in: context, info: info) { (key, bytes) throws(StoreError) -> Bool in
+                let value = try context.decode(M.self, bytes, key: key, info: info, dictionary: &dictionary)
+                guard predicate?.evaluate(value) ?? true else { return true }
+                if let distinctKey, !seen.insert(try distinctKey.key(value)).inserted { return true }
+                if skipped < skipCount {
+                    skipped += 1
+                    return true
+                }
+                values.append(value)
+                return values.count < limitCount
+            }
+            return values
+        }
+        var entries: [Entry] = []
+        try forEachCandidate(plan, in: context, info: info) { (key, bytes) throws(StoreError) -> Bool in
+            entries.append((key, bytes))
+            return true
+        }
+        var values = try context.decodeAll(M.self, entries, info: info)
+        if let predicate { values = values.filter(predicate.evaluate) }
+        if !plan.isOrdered { values = try sortedInMemory(values) }
+        if let distinctKey {
+            var seen = Set<[UInt8]>()
+            var kept: [M] = []
+            for value in values where seen.insert(try distinctKey.key(value)).inserted { kept.append(value) }
+            values = kept
+        }
+        let end = limitCount.map { Swift.min(values.count, skipCount + $0) } ?? values.count
+        return skipCount >= end ? [] : Array(values[skipCount..<end])
+    }
+
+    /// Sorts by the order-preserving keys of the sort properties, component by component; ties keep the order
+    /// the plan read them in (primary-key order for a scan).
+    private func sortedInMemory(_ values: [M]) throws(StoreError) -> [M] {
+        let keys = try values.map { (value) throws(StoreError) in
+            try ordering.map { (sort) throws(StoreError) in try sort.key(value) }
+        }
+        let order = values.indices.sorted { lhs, rhs in
+            for (position, sort) in ordering.enumerated() {
+                let (a, b) = (keys[lhs][position], keys[rhs][position])
+                if a == b { continue }
+                return a.lexicographicallyPrecedes(b) == sort.ascending
+            }
+            return lhs < rhs
+        }
+        return order.map { values[$0] }
+    }
+
+    /// Hands `body` each candidate record (primary key and bytes) in the plan's order until it returns `false`.
+    private func forEachCandidate(
+        _ plan: QueryPlan, in context: any RecordContext, info: ModelInfo,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws(StoreError) -> Bool
+    ) throws(StoreError) {
+        let txn = try context.lmdb
+        do {
+            switch plan.access {
+            case .records:
+                try Self.walk(info.records, range: KeyRange(), descending: false, in: txn) {
+                    (key, value) throws(StoreError) in
+                    try body(key, value)
+                }
+            case .indexRanges(let position, let ranges):
+                for range in plan.isDescending ? ranges.reversed() : ranges {
+                    let goOn = try Self.walk(
+                        info.indexes[position], range: range, descending: plan.isDescending, in: txn
+                    ) { (_, primaryKey) throws(StoreError) in
+                        try body(primaryKey, try Self.record(primaryKey, info: info, in: txn, context: context))
+                    }
+                    if !goOn { return }
+                }
+            case .indexOrder(let position):
+                try Self.walk(info.indexes[position], range: KeyRange(), descending: plan.isDescending, in: txn) {
+                    (_, primaryKey) throws(StoreError) in
+                    try body(primaryKey, try Self.record(primaryKey, info: info, in: txn, context: context))
+                }
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch let error as LMDBError {
+            throw context.lmdbError(error, "read")
+        } catch {
+            throw .lmdb(code: 0, message: "\(error)")
+        }
+    }
+
+    private static func record(
+        _ primaryKey: UnsafeRawBufferPointer, info: ModelInfo, in txn: ReadTransaction, context: any RecordContext
+    ) throws(StoreError) -> UnsafeRawBufferPointer {
+        let found: UnsafeRawBufferPointer?
+        do { found = try txn.get(info.records, key: primaryKey) } catch { throw context.lmdbError(error, "read") }
+        guard let found else {
+            throw .corruptedFile(
+                path: context.store.core.path,
+                reason: "an index of \(info.name) names id \(KeyEncoding.describe(primaryKey)), which has no record")
+        }
+        return found
+    }
+
+    /// Walks the entries of `database` within `range`, forwards or backwards, until `body` returns `false`;
+    /// returns whether it walked to the end.
+    @discardableResult
+    static func walk(
+        _ database: Database, range: KeyRange, descending: Bool, in txn: ReadTransaction,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws(StoreError) -> Bool
+    ) throws -> Bool {
+        try txn.withCursor(database) { cursor in
+            if descending {
+                var entry: Entry?
+                if let upper = range.upper {
+                    entry = try upper.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+                    entry = entry == nil ? try cursor.last() : try cursor.previous()
+                } else {
+                    entry = try cursor.last()
+                }
+                while let (key, value) = entry, range.lower.map({ !key.lexicographicallyPrecedes($0) }) ?? true {
+                    guard try body(key, value) else { return false }
+                    entry = try cursor.previous()
+                }
+            } else {
+                var entry =
+                    try range.lower.map { lower in try lower.withUnsafeBytes { try cursor.seek(atLeast: $0) } }
+                    ?? cursor.first()
+                while let (key, value) = entry, range.upper.map({ key.lexicographicallyPrecedes($0) }) ?? true {
+                    guard try body(key, value) else { return false }
+                    entry = try cursor.next()
+                }
+            }
+            return true
+        }
+    }
+
+    /// The count of an index range without reading records, when one indexed condition is the whole predicate.
+    func countWithoutReading(in context: any RecordContext, info: ModelInfo) throws(StoreError) -> Int? {
+        guard distinctKey == nil else { return nil }
+        guard let predicate else { return try context.recordCount(info) }
+        let plan = try plan(info: info)
+        guard case .indexRanges(let position, let ranges) = plan.access, predicate.node.conjuncts.count == 1 else {
+            return nil
+        }
+        let txn = try context.lmdb
+        var total = 0
+        do {
+            try txn.withCursor(info.indexes[position]) { cursor in
+                for range in ranges {
+                    var entry =
+                        try range.lower.map { lower in try lower.withUnsafeBytes { try cursor.seek(atLeast: $0) } }
+                        ?? cursor.first()
+                    while let (key, _) = entry, range.upper.map({ key.lexicographicallyPrecedes($0) }) ?? true {
+                        total += try cursor.duplicateCount()
+                        entry = try cursor.nextKey()
+                    }
+                }
+            }
+        } catch let error as LMDBError {
+            throw context.lmdbError(error, "count")
+        } catch {
+            throw error as? StoreError ?? .lmdb(code: 0, message: "\(error)")
+        }
+        return total
+    }
+}
