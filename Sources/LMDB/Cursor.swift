@@ -8,8 +8,13 @@ public typealias Entry = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPoi
 /// Every move returns the entry it lands on, or `nil` when there is none.
 public final class Cursor {
     let handle: OpaquePointer
+    /// Whether the database keeps several sorted values per key.
+    let isDuplicateSorted: Bool
 
-    init(handle: OpaquePointer) { self.handle = handle }
+    init(handle: OpaquePointer, isDuplicateSorted: Bool) {
+        self.handle = handle
+        self.isDuplicateSorted = isDuplicateSorted
+    }
 
     private func move(
         _ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil,
@@ -54,6 +59,7 @@ public final class Cursor {
 
     /// How many values the current key holds (DUPSORT; 1 otherwise).
     public func duplicateCount() throws(LMDBError) -> Int {
+        guard isDuplicateSorted else { return 1 }
         var count: Int = 0
         try check(mdb_cursor_count(handle, &count))
         return count

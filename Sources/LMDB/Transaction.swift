@@ -56,7 +56,7 @@ public class ReadTransaction {
         try check(mdb_cursor_open(handle, database.handle, &cursor))
         guard let cursor else { throw LMDBError.badTransaction }
         defer { mdb_cursor_close(cursor) }
-        return try body(Cursor(handle: cursor))
+        return try body(Cursor(handle: cursor, isDuplicateSorted: database.flags.contains(.duplicateSort)))
     }
 }
 

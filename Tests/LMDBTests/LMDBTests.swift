@@ -106,6 +106,19 @@ struct LMDBTests {
         }
     }
 
+    @Test func duplicateCountIsOneOutsideDuplicateSortedDatabases() throws {
+        let folder = Folder()
+        let env = try Environment(path: folder.path)
+        try env.write { txn in
+            let db = try txn.createDatabase(named: "plain")
+            try txn.put(db, key: bytes("k"), value: bytes("v"))
+            try txn.withCursor(db) { cursor in
+                _ = try cursor.first()
+                #expect(try cursor.duplicateCount() == 1)
+            }
+        }
+    }
+
     @Test func createDatabaseRefusesOtherFlags() throws {
         let folder = Folder()
         let env = try Environment(path: folder.path)

@@ -28,7 +28,7 @@ extension Query {
             indexes.firstIndex { $0.keyPaths == [path] } ?? indexes.firstIndex { $0.keyPaths.first == path }
         }
         let conjuncts = predicate?.node.conjuncts ?? []
-        var driver: (condition: Condition<M>, position: Int, ranges: [KeyRange], conjunct: Int)?
+        var driver: (condition: Comparison<M>, position: Int, ranges: [KeyRange], conjunct: Int)?
         for (number, node) in conjuncts.enumerated() {
             guard case .condition(let condition) = node, let found = condition.ranges, let path = condition.path,
                 let position = indexPosition(for: path)

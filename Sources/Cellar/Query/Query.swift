@@ -22,7 +22,7 @@ public struct Query<M: Model>: Sendable {
     }
 
     let source: Source
-    var predicate: Predicate<M>?
+    var predicate: Condition<M>?
     var ordering: [SortKey<M>] = []
     var distinctKey: SortKey<M>?
     var limitCount: Int?
@@ -33,7 +33,7 @@ public struct Query<M: Model>: Sendable {
     // MARK: Shaping
 
     /// Keeps the records that match `predicate` (and any earlier `where`).
-    public func `where`(_ predicate: Predicate<M>) -> Query {
+    public func `where`(_ predicate: Condition<M>) -> Query {
         var query = self
         query.predicate = self.predicate.map { $0 && predicate } ?? predicate
         return query
@@ -45,7 +45,10 @@ public struct Query<M: Model>: Sendable {
 
     /// Orders the results by a property; a second call breaks ties of the first. A sort that matches an index is
     /// read from it in order, and stops early with `limit`.
-    public func sorted<V: Comparable & Encodable & Sendable>(
+    ///
+    /// The order is that of the values' keys: numbers and dates by value, strings by their Unicode scalars (as
+    /// `String.unicodeScalars` compare), raw-value enums by their raw value, `nil` first.
+    public func sorted<V: Encodable & Sendable>(
         by path: KeyPath<M, V> & Sendable, ascending: Bool = true
     ) -> Query {
         var query = self

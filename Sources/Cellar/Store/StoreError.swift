@@ -109,7 +109,9 @@ extension StoreError {
         switch error {
         case .corrupted, .pageNotFound, .panic:
             self = .corruptedFile(path: path, reason: error.description)
-        case .invalidFile, .versionMismatch, .incompatible:
+        case .invalidFile, .versionMismatch:
+            self = .incompatibleFile(path: path, reason: error.description)
+        case .incompatible where operation == "open the store":
             self = .incompatibleFile(path: path, reason: error.description)
         case .readersFull: self = .readersFull(limit: 0)
         case .transactionFull: self = .transactionTooLarge

@@ -3,10 +3,10 @@ import Foundation
 /// A condition on a model's properties, made from key paths: `\.age >= 3 && \.name == "Taro"`.
 ///
 /// Comparisons on an indexed property become cursor ranges on its index; everything else is checked on each
-/// record the query reads. `Predicate.matching { ... }` takes any closure, and is always checked record by record.
-public struct Predicate<M: Model>: Sendable {
+/// record the query reads. `Condition.matching { ... }` takes any closure, and is always checked record by record.
+public struct Condition<M: Model>: Sendable {
     indirect enum Node: Sendable {
-        case condition(Condition<M>)
+        case condition(Comparison<M>)
         case and(Node, Node)
         case or(Node, Node)
         case not(Node)
@@ -20,29 +20,29 @@ public struct Predicate<M: Model>: Sendable {
         path: PartialKeyPath<M>?, description: String, ranges: Result<[KeyRange], StoreError>?, rank: Int,
         test: @escaping @Sendable (M) -> Bool
     ) {
-        self.init(.condition(Condition(path: path, text: description, ranges: ranges, rank: rank, test: test)))
+        self.init(.condition(Comparison(path: path, text: description, ranges: ranges, rank: rank, test: test)))
     }
 
     /// Whether `value` satisfies the predicate.
     func evaluate(_ value: M) -> Bool { node.evaluate(value) }
 
-    public static func && (lhs: Predicate, rhs: Predicate) -> Predicate { Predicate(.and(lhs.node, rhs.node)) }
-    public static func || (lhs: Predicate, rhs: Predicate) -> Predicate { Predicate(.or(lhs.node, rhs.node)) }
-    public static prefix func ! (operand: Predicate) -> Predicate { Predicate(.not(operand.node)) }
+    public static func && (lhs: Condition, rhs: Condition) -> Condition { Condition(.and(lhs.node, rhs.node)) }
+    public static func || (lhs: Condition, rhs: Condition) -> Condition { Condition(.or(lhs.node, rhs.node)) }
+    public static prefix func ! (operand: Condition) -> Condition { Condition(.not(operand.node)) }
 
     /// Any test at all, checked on every record the query reads (a scan, unless another condition uses an index).
-    public static func matching(_ test: @escaping @Sendable (M) -> Bool) -> Predicate {
-        Predicate(path: nil, description: "a closure", ranges: nil, rank: .max, test: test)
+    public static func matching(_ test: @escaping @Sendable (M) -> Bool) -> Condition {
+        Condition(path: nil, description: "a closure", ranges: nil, rank: .max, test: test)
     }
 
     /// The property is one of `values`.
     public static func `in`<V: Equatable & Encodable & Sendable>(_ path: KeyPath<M, V> & Sendable, _ values: [V])
-        -> Predicate
+        -> Condition
     {
         let ranges = Result { () throws(StoreError) -> [KeyRange] in
             try values.map { (value) throws(StoreError) in KeyRange.equal(to: try conditionKey(value)) }
         }
-        return Predicate(
+        return Condition(
             path: path, description: "\(name(path)) in \(values.map { "\($0)" })", ranges: ranges, rank: 1
         ) { values.contains($0[keyPath: path]) }
     }
@@ -50,11 +50,11 @@ public struct Predicate<M: Model>: Sendable {
     /// The property lies in `range` (`3...7`).
     public static func between<V: Comparable & Encodable & Sendable>(
         _ path: KeyPath<M, V> & Sendable, _ range: ClosedRange<V>
-    ) -> Predicate {
+    ) -> Condition {
         let ranges = Result { () throws(StoreError) -> [KeyRange] in
             [KeyRange(lower: try conditionKey(range.lowerBound), upper: try conditionKey(range.upperBound).after)]
         }
-        return Predicate(path: path, description: "\(name(path)) in \(range)", ranges: ranges, rank: 3) {
+        return Condition(path: path, description: "\(name(path)) in \(range)", ranges: ranges, rank: 3) {
             range.contains($0[keyPath: path])
         }
     }
@@ -62,37 +62,37 @@ public struct Predicate<M: Model>: Sendable {
     /// The property lies in `range` (`3..<7`).
     public static func between<V: Comparable & Encodable & Sendable>(
         _ path: KeyPath<M, V> & Sendable, _ range: Range<V>
-    ) -> Predicate {
+    ) -> Condition {
         let ranges = Result { () throws(StoreError) -> [KeyRange] in
             [KeyRange(lower: try conditionKey(range.lowerBound), upper: try conditionKey(range.upperBound))]
         }
-        return Predicate(path: path, description: "\(name(path)) in \(range)", ranges: ranges, rank: 3) {
+        return Condition(path: path, description: "\(name(path)) in \(range)", ranges: ranges, rank: 3) {
             range.contains($0[keyPath: path])
         }
     }
 
     /// The text starts with `prefix` (compared as Swift compares strings, after Unicode normalisation).
-    public static func hasPrefix(_ path: KeyPath<M, String> & Sendable, _ prefix: String) -> Predicate {
+    public static func hasPrefix(_ path: KeyPath<M, String> & Sendable, _ prefix: String) -> Condition {
         let ranges = Result { () throws(StoreError) -> [KeyRange] in
             // A string key is its tag, its escaped UTF-8 and a terminator: without the terminator it is a prefix.
             let start = Array(try conditionKey(prefix).dropLast())
             return [KeyRange(lower: start, upper: start + [0xFF])]
         }
-        return Predicate(path: path, description: "\(name(path)) has prefix \"\(prefix)\"", ranges: ranges, rank: 2) {
+        return Condition(path: path, description: "\(name(path)) has prefix \"\(prefix)\"", ranges: ranges, rank: 2) {
             $0[keyPath: path].hasPrefix(prefix)
         }
     }
 
     /// The text contains `part`. Checked record by record.
-    public static func contains(_ path: KeyPath<M, String> & Sendable, _ part: String) -> Predicate {
-        Predicate(path: path, description: "\(name(path)) contains \"\(part)\"", ranges: nil, rank: .max) {
+    public static func contains(_ path: KeyPath<M, String> & Sendable, _ part: String) -> Condition {
+        Condition(path: path, description: "\(name(path)) contains \"\(part)\"", ranges: nil, rank: .max) {
             $0[keyPath: path].contains(part)
         }
     }
 
     /// The text equals `text`, ignoring case. Checked record by record.
-    public static func equalsIgnoringCase(_ path: KeyPath<M, String> & Sendable, _ text: String) -> Predicate {
-        Predicate(
+    public static func equalsIgnoringCase(_ path: KeyPath<M, String> & Sendable, _ text: String) -> Condition {
+        Condition(
             path: path, description: "\(name(path)) equals \"\(text)\" ignoring case", ranges: nil, rank: .max
         ) { $0[keyPath: path].caseInsensitiveCompare(text) == .orderedSame }
     }
@@ -101,7 +101,7 @@ public struct Predicate<M: Model>: Sendable {
 }
 
 /// One comparison of a predicate.
-struct Condition<M: Model>: Sendable {
+struct Comparison<M: Model>: Sendable {
     // Key paths are immutable values; `PartialKeyPath` is just not declared `Sendable`.
     nonisolated(unsafe) let path: PartialKeyPath<M>?
     let text: String
@@ -113,7 +113,7 @@ struct Condition<M: Model>: Sendable {
     let test: @Sendable (M) -> Bool
 }
 
-extension Predicate.Node {
+extension Condition.Node {
     func evaluate(_ value: M) -> Bool {
         switch self {
         case .condition(let condition): condition.test(value)
@@ -124,7 +124,7 @@ extension Predicate.Node {
     }
 
     /// The conditions that must all hold: a chain of `&&`.
-    var conjuncts: [Predicate.Node] {
+    var conjuncts: [Condition.Node] {
         if case .and(let lhs, let rhs) = self { return lhs.conjuncts + rhs.conjuncts }
         return [self]
     }
@@ -180,39 +180,39 @@ func conditionKey<V: Encodable>(_ value: V) throws(StoreError) -> [UInt8] {
 private func comparison<M: Model, V: Encodable & Sendable>(
     _ path: KeyPath<M, V> & Sendable, _ symbol: String, _ value: V, rank: Int,
     range: @escaping ([UInt8]) -> KeyRange?, test: @escaping @Sendable (V, V) -> Bool
-) -> Predicate<M> {
+) -> Condition<M> {
     let ranges = Result { () throws(StoreError) -> [KeyRange] in
         let key = try conditionKey(value)
         return range(key).map { [$0] } ?? []
     }
-    return Predicate(
-        path: path, description: "\(Predicate<M>.name(path)) \(symbol) \(value)",
+    return Condition(
+        path: path, description: "\(Condition<M>.name(path)) \(symbol) \(value)",
         ranges: rank == .max ? nil : ranges, rank: rank
     ) { test($0[keyPath: path], value) }
 }
 
 /// The property equals `value` (`\.owner == nil` for a missing optional).
-public func == <M: Model, V: Equatable & Encodable & Sendable>(lhs: KeyPath<M, V> & Sendable, rhs: V) -> Predicate<M> {
+public func == <M: Model, V: Equatable & Encodable & Sendable>(lhs: KeyPath<M, V> & Sendable, rhs: V) -> Condition<M> {
     comparison(lhs, "==", rhs, rank: 0, range: { .equal(to: $0) }, test: { $0 == $1 })
 }
 
 /// The property differs from `value`. Checked record by record.
-public func != <M: Model, V: Equatable & Encodable & Sendable>(lhs: KeyPath<M, V> & Sendable, rhs: V) -> Predicate<M> {
+public func != <M: Model, V: Equatable & Encodable & Sendable>(lhs: KeyPath<M, V> & Sendable, rhs: V) -> Condition<M> {
     comparison(lhs, "!=", rhs, rank: .max, range: { _ in nil }, test: { $0 != $1 })
 }
 
-public func < <M: Model, V: Comparable & Encodable & Sendable>(lhs: KeyPath<M, V> & Sendable, rhs: V) -> Predicate<M> {
+public func < <M: Model, V: Comparable & Encodable & Sendable>(lhs: KeyPath<M, V> & Sendable, rhs: V) -> Condition<M> {
     comparison(lhs, "<", rhs, rank: 4, range: { KeyRange(lower: nil, upper: $0) }, test: { $0 < $1 })
 }
 
-public func <= <M: Model, V: Comparable & Encodable & Sendable>(lhs: KeyPath<M, V> & Sendable, rhs: V) -> Predicate<M> {
+public func <= <M: Model, V: Comparable & Encodable & Sendable>(lhs: KeyPath<M, V> & Sendable, rhs: V) -> Condition<M> {
     comparison(lhs, "<=", rhs, rank: 4, range: { KeyRange(lower: nil, upper: $0.after) }, test: { $0 <= $1 })
 }
 
-public func > <M: Model, V: Comparable & Encodable & Sendable>(lhs: KeyPath<M, V> & Sendable, rhs: V) -> Predicate<M> {
+public func > <M: Model, V: Comparable & Encodable & Sendable>(lhs: KeyPath<M, V> & Sendable, rhs: V) -> Condition<M> {
     comparison(lhs, ">", rhs, rank: 4, range: { KeyRange(lower: $0.after, upper: nil) }, test: { $0 > $1 })
 }
 
-public func >= <M: Model, V: Comparable & Encodable & Sendable>(lhs: KeyPath<M, V> & Sendable, rhs: V) -> Predicate<M> {
+public func >= <M: Model, V: Comparable & Encodable & Sendable>(lhs: KeyPath<M, V> & Sendable, rhs: V) -> Condition<M> {
     comparison(lhs, ">=", rhs, rank: 4, range: { KeyRange(lower: $0, upper: nil) }, test: { $0 >= $1 })
 }

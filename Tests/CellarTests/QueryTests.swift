@@ -1,0 +1,302 @@
+import Foundation
+import Testing
+
+@testable import Cellar
+
+/// A dog with indexes on age, name and kind, and a unique tag.
+struct Pup: Model, Equatable {
+    var id: Int64 = 0
+    var name: String
+    var age: Int
+    var kind: Kind = .mutt
+    var tag: String
+    var weight: Double = 10
+    var owner: Int64?
+    enum Kind: String, Codable, Sendable { case mutt, shiba, akita }
+    static let schema = Schema<Pup>(
+        autoIncrement: true, indexes: [.index(\.age), .index(\.name), .index(\.kind), .unique(\.tag), .index(\.owner)])
+}
+
+/// A person found by an indexed name, with a composite unique key.
+struct Person: Model, Equatable {
+    var id: Int64 = 0
+    var lastName: String
+    var firstName: String
+    var email: String
+    static let schema = Schema<Person>(
+        autoIncrement: true,
+        indexes: [.index(\.lastName, \.firstName), .unique(\.email), .unique(\.firstName, \.lastName)])
+}
+
+/// The todo list of a SwiftUI app.
+struct Todo: Model, Equatable {
+    var id = UUID()
+    var title: String
+    var createdAt: Date
+    var isDone = false
+    static let schema = Schema<Todo>(indexes: [.index(\.createdAt), .index(\.isDone)])
+}
+
+private func pups(_ store: Store) throws {
+    try store.write { tx in
+        for i in 0..<200 {
+            try tx.insert(
+                Pup(
+                    name: "Pup \(String(format: "%03d", i))", age: i % 20, kind: [.mutt, .shiba, .akita][i % 3],
+                    tag: "T\(i)", weight: Double(i) / 4, owner: i % 4 == 0 ? nil : Int64(i % 7)))
+        }
+    }
+}
+
+@Suite("Indexes and queries")
+struct QueryTests {
+    @Test func equalityUsesTheIndexAndMatchesAScan() throws {
+        let store = try Store.inMemory(.init(models: [Pup.self]))
+        try pups(store)
+        let query = store.objects(Pup.self).where(\.age == 7)
+        let plan = try query.explain()
+        #expect(plan.contains("use index i/Pup.age for age == 7"))
+        #expect(!plan.contains("scan"))
+        let found = try query.results()
+        #expect(found.count == 10)
+        #expect(found.allSatisfy { $0.age == 7 })
+        let scanned = store.objects(Pup.self).filter { $0.age == 7 }
+        #expect(try scanned.explain().hasPrefix("scan r/Pup"))
+        #expect(try scanned.results().map(\.id) == found.map(\.id).sorted())
+        #expect(try query.count() == 10)
+    }
+
+    @Test func everyComparisonAgreesWithAScan() throws {
+        let store = try Store.inMemory(.init(models: [Pup.self]))
+        try pups(store)
+        let all = try store.objects(Pup.self).results()
+        func check(
+            _ condition: Condition<Pup>, _ expected: (Pup) -> Bool, sourceLocation: SourceLocation = #_sourceLocation
+        ) throws {
+            let found = try store.objects(Pup.self).where(condition).sorted(by: \.id).results()
+            #expect(found.map(\.id) == all.filter(expected).map(\.id), sourceLocation: sourceLocation)
+            #expect(try store.objects(Pup.self).where(condition).count() == found.count, sourceLocation: sourceLocation)
+        }
+        try check(\.age < 3) { $0.age < 3 }
+        try check(\.age <= 3) { $0.age <= 3 }
+        try check(\.age > 17) { $0.age > 17 }
+        try check(\.age >= 17) { $0.age >= 17 }
+        try check(\.age != 5) { $0.age != 5 }
+        try check(.in(\.age, [1, 3, 3, 19])) { [1, 3, 19].contains($0.age) }
+        try check(.between(\.age, 3...7)) { (3...7).contains($0.age) }
+        try check(.between(\.age, 3..<7)) { (3..<7).contains($0.age) }
+        try check(.hasPrefix(\.name, "Pup 01")) { $0.name.hasPrefix("Pup 01") }
+        try check(.contains(\.name, "9")) { $0.name.contains("9") }
+        try check(.equalsIgnoringCase(\.name, "pup 042")) { $0.name == "Pup 042" }
+        try check(\.owner == nil) { $0.owner == nil }
+        try check(\.owner == 3) { $0.owner == 3 }
+        try check(\.kind == .shiba) { $0.kind == .shiba }
+        try check(\.age >= 5 && \.kind == .akita) { $0.age >= 5 && $0.kind == .akita }
+        try check(\.age == 2 || \.age == 4) { $0.age == 2 || $0.age == 4 }
+        try check(!(\.age < 10)) { !($0.age < 10) }
+        try check(\.weight > 20.5) { $0.weight > 20.5 }
+    }
+
+    @Test func theMostSelectiveIndexedConditionDrives() throws {
+        let store = try Store.inMemory(.init(models: [Pup.self]))
+        try pups(store)
+        let query = store.objects(Pup.self).where(\.age >= 2 && \.tag == "T42" && \.name != "x")
+        let plan = try query.explain()
+        #expect(plan.hasPrefix("use index u/Pup.tag for tag == T42"))
+        #expect(plan.contains("check each record for age >= 2 && name != x"))
+        #expect(try query.results().map(\.tag) == ["T42"])
+    }
+
+    @Test func aSortThatMatchesAnIndexStreamsAndStopsEarly() throws {
+        let store = try Store.inMemory(.init(models: [Pup.self]))
+        try pups(store)
+        let top = store.objects(Pup.self).sorted(by: \.name, ascending: false).limit(5)
+        #expect(try top.explain() == "read index i/Pup.name in descending order, then stop after 5")
+        #expect(try top.results().map(\.name) == ["Pup 199", "Pup 198", "Pup 197", "Pup 196", "Pup 195"])
+        let page = store.objects(Pup.self).sorted(by: \.name).offset(10).limit(3)
+        #expect(try page.results().map(\.name) == ["Pup 010", "Pup 011", "Pup 012"])
+        // Driven by the age index and sorted by age: still read in order.
+        let young = store.objects(Pup.self).where(\.age < 2).sorted(by: \.age, ascending: false)
+        #expect(try young.explain() == "use index i/Pup.age for age < 2")
+        #expect(try young.results().map(\.age) == Array(repeating: 1, count: 10) + Array(repeating: 0, count: 10))
+    }
+
+    @Test func multiKeySortsInMemory() throws {
+        let store = try Store.inMemory(.init(models: [Pup.self]))
+        try pups(store)
+        let query = store.objects(Pup.self).where(\.age == 3 || \.age == 4).sorted(by: \.kind).sorted(
+            by: \.weight, ascending: false)
+        #expect(try query.explain().contains("sort in memory by kind, weight descending"))
+        let found = try query.results()
+        let expected = try store.objects(Pup.self).results().filter { $0.age == 3 || $0.age == 4 }
+            .sorted { ($0.kind.rawValue, -$0.weight) < ($1.kind.rawValue, -$1.weight) }
+        #expect(found.map(\.id) == expected.map(\.id))
+    }
+
+    @Test func aggregatesAndDistinct() throws {
+        let store = try Store.inMemory(.init(models: [Pup.self]))
+        try pups(store)
+        let dogs = store.objects(Pup.self)
+        #expect(try dogs.min(\.age) == 0)
+        #expect(try dogs.max(\.age) == 19)
+        #expect(try dogs.where(\.kind == .shiba).max(\.weight) == 49.75)
+        #expect(try dogs.sum(\.age) == (0..<200).reduce(0) { $0 + $1 % 20 })
+        #expect(try dogs.average(\.age) == 9.5)
+        #expect(try dogs.where(\.age == 100).average(\.weight) == nil)
+        let kinds = try dogs.distinct(by: \.kind).sorted(by: \.kind).results()
+        #expect(kinds.map(\.kind) == [.akita, .mutt, .shiba])
+        #expect(try dogs.distinct(by: \.age).count() == 20)
+        #expect(try dogs.where(\.age >= 18).first()?.age == 18)
+    }
+
+    @Test func indexesFollowEveryWrite() throws {
+        let store = try Store.inMemory(.init(models: [Pup.self]))
+        try store.write { tx in
+            try tx.insert(Pup(name: "A", age: 1, tag: "a"))
+            try tx.insert(Pup(name: "B", age: 1, tag: "b"))
+        }
+        try store.write { tx in
+            try tx.update(Pup(id: 1, name: "A", age: 5, tag: "a"))
+            try tx.upsert(Pup(id: 2, name: "B", age: 6, tag: "b2"))
+            try tx.insert(Pup(name: "C", age: 5, tag: "b"))  // "b" was freed by the upsert above
+            // A query inside the transaction sees its own writes, through the index.
+            #expect(try tx.objects(Pup.self).where(\.age == 5).count() == 2)
+        }
+        #expect(try store.objects(Pup.self).where(\.age == 1).count() == 0)
+        #expect(try store.objects(Pup.self).where(\.age == 5).results().map(\.name) == ["A", "C"])
+        try store.write { tx in try tx.delete(Pup.self, id: 1) }
+        #expect(try store.objects(Pup.self).where(\.age == 5).results().map(\.name) == ["C"])
+        #expect(try store.objects(Pup.self).where(\.tag == "a").count() == 0)
+        try store.write { tx in try tx.deleteAll(Pup.self) }
+        #expect(try store.objects(Pup.self).where(\.age >= 0).count() == 0)
+        // Index databases are empty, not just filtered.
+        let info = try store.info(for: Pup.self)
+        try store.read { (snapshot) throws in
+            for index in info.indexes { #expect(try snapshot.lmdb.statistics(index).entries == 0) }
+        }
+    }
+
+    @Test func uniqueViolationsWriteNothing() throws {
+        let store = try Store.inMemory(.init(models: [Person.self]))
+        try store.write { tx in try tx.insert(Person(lastName: "Doe", firstName: "Jane", email: "jane@example.com")) }
+        #expect(
+            throws: StoreError.uniqueConstraintViolated(model: "Person", index: "email", value: "\"jane@example.com\"")
+        ) {
+            try store.write { tx in
+                try tx.insert(Person(lastName: "Roe", firstName: "Rick", email: "rick@example.com"))
+                try tx.insert(Person(lastName: "Doe", firstName: "John", email: "jane@example.com"))
+            }
+        }
+        #expect(try store.count(Person.self) == 1)
+        #expect(throws: StoreError.self) {
+            try store.write { tx in
+                try tx.insert(Person(lastName: "Doe", firstName: "Jane", email: "other@example.com"))
+            }
+        }
+        // Caught inside the transaction: the refused insert left nothing behind, not even a record without entries.
+        try store.write { tx in
+            do {
+                try tx.insert(Person(lastName: "X", firstName: "Y", email: "jane@example.com"))
+            } catch StoreError.uniqueConstraintViolated {}
+        }
+        #expect(try store.count(Person.self) == 1)
+        #expect(try store.objects(Person.self).where(\.email == "jane@example.com").count() == 1)
+    }
+
+    @Test func personFoundByAnIndexedName() throws {
+        let store = try Store.inMemory(.init(models: [Person.self]))
+        try store.write { tx in
+            for (last, first) in [("Doe", "Jane"), ("Doe", "John"), ("Roe", "Rick"), ("Do", "Al")] {
+                try tx.insert(Person(lastName: last, firstName: first, email: "\(first)@\(last)"))
+            }
+        }
+        let does = store.objects(Person.self).where(\.lastName == "Doe").sorted(by: \.lastName)
+        #expect(try does.explain() == "use index i/Person.lastName+firstName for lastName == Doe")
+        #expect(try does.results().map(\.firstName) == ["Jane", "John"])
+        #expect(try store.objects(Person.self).where(.hasPrefix(\.lastName, "D")).count() == 3)
+    }
+
+    @Test func theTodoListOfASwiftUIApp() throws {
+        let store = try Store.inMemory(.init(models: [Todo.self]))
+        let start = Date(timeIntervalSince1970: 1_700_000_000)
+        let todos = (0..<10).map { Todo(title: "Todo \($0)", createdAt: start.addingTimeInterval(Double($0) * 60)) }
+        try store.write { tx in for todo in todos.shuffled() { try tx.insert(todo) } }
+        let list = store.objects(Todo.self).sorted(by: \.createdAt)
+        #expect(try list.explain() == "read index i/Todo.createdAt in ascending order")
+        let shown = try list.results()
+        #expect(shown.map(\.title) == todos.map(\.title))
+
+        // The view toggles one and deletes two by id while it still holds `shown`.
+        try store.write { tx in
+            var done = shown[3]
+            done.isDone = true
+            try tx.update(done)
+            try tx.delete(Todo.self, id: shown[8].id)
+            try tx.delete(Todo.self, id: shown[9].id)
+        }
+        #expect(shown.count == 10)
+        #expect(shown[9].title == "Todo 9")
+        #expect(!shown[3].isDone)
+        let next = try shown.latest()
+        #expect(next.count == 8)
+        #expect(next[3].isDone)
+        #expect(try store.objects(Todo.self).where(\.isDone == true).results().map(\.title) == ["Todo 3"])
+    }
+
+    @Test func indexesAreBuiltAtOpenAndDroppedWhenRemoved() throws {
+        struct Plain: Model {
+            var id: Int
+            var color: String
+            static var schema: Schema<Plain> { Schema(name: "Thing") }
+        }
+        struct Indexed: Model {
+            var id: Int
+            var color: String
+            static let schema = Schema<Indexed>(name: "Thing", indexes: [.index(\.color)])
+        }
+        let folder = TemporaryFolder()
+        do {
+            let store = try folder.store([Plain.self])
+            try store.write { tx in for i in 0..<50 { try tx.insert(Plain(id: i, color: i % 2 == 0 ? "red" : "blue")) }
+            }
+        }
+        do {
+            let store = try folder.store([Indexed.self])
+            let reds = store.objects(Indexed.self).where(\.color == "red")
+            #expect(try reds.explain().hasPrefix("use index i/Thing.color"))
+            #expect(try reds.count() == 25)
+        }
+        do {
+            let store = try folder.store([Plain.self])
+            try store.write { tx in try tx.insert(Plain(id: 99, color: "red")) }
+            try store.read { (snapshot) throws in
+                #expect(try snapshot.lmdb.openDatabase(named: "i/Thing.color") == nil)
+            }
+        }
+        // Added again: rebuilt from every record, including the one written while it was gone.
+        let store = try folder.store([Indexed.self])
+        #expect(try store.objects(Indexed.self).where(\.color == "red").count() == 26)
+    }
+
+    @Test func badInputIsAClearErrorNotACrash() throws {
+        struct Measured: Model {
+            var id: Int
+            var value: Double
+            var label: String
+            static let schema = Schema<Measured>(indexes: [.index(\.value), .index(\.label)])
+        }
+        let store = try Store.inMemory(.init(models: [Measured.self]))
+        #expect(throws: StoreError.self) {
+            try store.write { tx in try tx.insert(Measured(id: 1, value: .nan, label: "a")) }
+        }
+        #expect(throws: StoreError.keyTooLong(model: "Measured", length: 602, limit: 511)) {
+            try store.write { tx in try tx.insert(Measured(id: 2, value: 1, label: String(repeating: "x", count: 600)))
+            }
+        }
+        #expect(try store.count(Measured.self) == 0)
+        #expect(throws: StoreError.self) { try store.objects(Measured.self).where(\.value == .nan).results() }
+        // A condition on a path no index covers, even a computed one, is checked record by record.
+        try store.write { tx in try tx.insert(Measured(id: 3, value: 2, label: "b")) }
+        #expect(try store.objects(Measured.self).where(\.label.count == 1).count() == 1)
+    }
+}
