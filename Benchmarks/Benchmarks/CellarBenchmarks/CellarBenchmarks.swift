@@ -255,4 +255,6 @@ let benchmarks: @Sendable () -> Void = {
             try store.queue.write { db in _ = try Dog.deleteOne(db, key: id) }
         }
     }
+
+    queryBenchmarks()
 }

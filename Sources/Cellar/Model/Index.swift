@@ -31,12 +31,12 @@ public struct Index<M: Model>: Sendable {
     }
 
     /// An index on one property.
-    public static func index<V: Encodable>(_ path: KeyPath<M, V> & Sendable) -> Index {
+    public static func index<V: Encodable & Sendable>(_ path: KeyPath<M, V> & Sendable) -> Index {
         Index(paths: [path], unique: false) { try KeyEncoding.key($0[keyPath: path]) }
     }
 
     /// An index on two properties, ordered by the first, then the second.
-    public static func index<A: Encodable, B: Encodable>(
+    public static func index<A: Encodable & Sendable, B: Encodable & Sendable>(
         _ first: KeyPath<M, A> & Sendable, _ second: KeyPath<M, B> & Sendable
     ) -> Index {
         Index(paths: [first, second], unique: false) { try compositeKey($0[keyPath: first], $0[keyPath: second]) }
@@ -44,12 +44,12 @@ public struct Index<M: Model>: Sendable {
 
     /// A unique index on one property: a second record with the same value is refused with
     /// `StoreError.uniqueConstraintViolated`.
-    public static func unique<V: Encodable>(_ path: KeyPath<M, V> & Sendable) -> Index {
+    public static func unique<V: Encodable & Sendable>(_ path: KeyPath<M, V> & Sendable) -> Index {
         Index(paths: [path], unique: true) { try KeyEncoding.key($0[keyPath: path]) }
     }
 
     /// A unique index on two properties together.
-    public static func unique<A: Encodable, B: Encodable>(
+    public static func unique<A: Encodable & Sendable, B: Encodable & Sendable>(
         _ first: KeyPath<M, A> & Sendable, _ second: KeyPath<M, B> & Sendable
     ) -> Index {
         Index(paths: [first, second], unique: true) { try compositeKey($0[keyPath: first], $0[keyPath: second]) }
