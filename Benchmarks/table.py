@@ -17,7 +17,8 @@ for block in re.split(r"\n(?=\S[^\n]*\n╒)", text):
         p50[name] = int(match.group(2).replace(",", "")) * scale
 
 def count(task):
-    return int(re.search(r"(\d+)", task).group(1))
+    # A query task measures whole queries; the others count the records they handle.
+    return 1 if task.startswith("query") else int(re.search(r"(\d+)", task).group(1))
 
 tasks = []
 for name in p50:
@@ -25,16 +26,28 @@ for name in p50:
     if task not in tasks:
         tasks.append(task)
 
-print("| operation | Cellar | raw LMDB | GRDB | Cellar vs GRDB | Cellar vs raw LMDB |")
-print("| --- | ---: | ---: | ---: | ---: | ---: |")
-for task in tasks:
+def row(task):
     def rate(engine):
         seconds = p50.get(f"{task}: {engine}")
         return count(task) / seconds if seconds else None
 
     cellar, raw = rate("Cellar"), rate("raw LMDB")
     grdb_rows = [(engine, rate(engine)) for engine in ("GRDB", "GRDB fetchOne", "GRDB cached statement") if rate(engine)]
-    fmt = lambda r: f"{r / 1e6:.2f}M/s" if r >= 1e6 else f"{r / 1e3:.0f}k/s"
+    def fmt(r):
+        if r >= 1e6:
+            return f"{r / 1e6:.2f}M/s"
+        return f"{r / 1e3:.0f}k/s" if r >= 1e4 else f"{r:,.0f}/s"
     grdb_cell = "<br>".join(f"{fmt(r)}{' (' + e[5:] + ')' if e != 'GRDB' else ''}" for e, r in grdb_rows)
     vs_grdb = "<br>".join(f"{cellar / r:.1f}×" for _, r in grdb_rows)
-    print(f"| {task} | {fmt(cellar)} | {fmt(raw)} | {grdb_cell} | {vs_grdb} | {cellar / raw:.2f}× |")
+    return f"| {task} | {fmt(cellar)} | {fmt(raw)} | {grdb_cell} | {vs_grdb} | {cellar / raw:.2f}× |"
+
+header = "| operation | Cellar | raw LMDB | GRDB | Cellar vs GRDB | Cellar vs raw LMDB |\n| --- | ---: | ---: | ---: | ---: | ---: |"
+for group, unit in ((False, "records per second"), (True, "queries per second")):
+    chosen = [task for task in tasks if task.startswith("query") == group]
+    if not chosen:
+        continue
+    print(f"\n{unit}:\n\n{header}")
+    for task in chosen:
+        print(row(task))
+
+

@@ -129,8 +129,11 @@ final class GRDBStore {
 
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
-        metrics: [.wallClock, .throughput], timeUnits: .milliseconds, warmupIterations: min(iterations, 1),
+        metrics: [.wallClock, .throughput], timeUnits: .microseconds, warmupIterations: min(iterations, 1),
         maxDuration: .seconds(5), maxIterations: iterations)
+
+    // Each benchmark builds its store before starting the clock and stops the clock before the store is closed
+    // and its files are deleted.
 
     // Insert every record in one transaction, into an empty store made before the clock starts.
     Benchmark("insert \(recordCount) in one transaction: Cellar") { benchmark in
@@ -159,6 +162,7 @@ let benchmarks: @Sendable () -> Void = {
         try store.read { snapshot in
             for id in randomIDs { blackHole(try snapshot.object(Dog.self, id: id)) }
         }
+        benchmark.stopMeasurement()
     }
     Benchmark("get \(recordCount) by id: raw LMDB") { benchmark in
         let store = try RawStore(filled: true)
@@ -169,6 +173,7 @@ let benchmarks: @Sendable () -> Void = {
                 blackHole(RawLayout.dog(id: id, from: bytes))
             }
         }
+        benchmark.stopMeasurement()
     }
     Benchmark("get \(recordCount) by id: GRDB fetchOne") { benchmark in
         let store = try GRDBStore(filled: true)
@@ -176,6 +181,7 @@ let benchmarks: @Sendable () -> Void = {
         try store.queue.read { db in
             for id in randomIDs { blackHole(try Dog.fetchOne(db, key: id)) }
         }
+        benchmark.stopMeasurement()
     }
     Benchmark("get \(recordCount) by id: GRDB cached statement") { benchmark in
         let store = try GRDBStore(filled: true)
@@ -184,6 +190,7 @@ let benchmarks: @Sendable () -> Void = {
             let statement = try db.cachedStatement(sql: "SELECT * FROM dog WHERE id = ?")
             for id in randomIDs { blackHole(try Dog.fetchOne(statement, arguments: [id])) }
         }
+        benchmark.stopMeasurement()
     }
 
     // A full scan that decodes every record.
@@ -191,6 +198,7 @@ let benchmarks: @Sendable () -> Void = {
         let store = try cellarStore(filled: true)
         benchmark.startMeasurement()
         blackHole(try store.objects(Dog.self).results())
+        benchmark.stopMeasurement()
     }
     Benchmark("scan \(recordCount): raw LMDB") { benchmark in
         let store = try RawStore(filled: true)
@@ -207,11 +215,13 @@ let benchmarks: @Sendable () -> Void = {
             }
         }
         blackHole(all)
+        benchmark.stopMeasurement()
     }
     Benchmark("scan \(recordCount): GRDB") { benchmark in
         let store = try GRDBStore(filled: true)
         benchmark.startMeasurement()
         blackHole(try store.queue.read { db in try Dog.fetchAll(db) })
+        benchmark.stopMeasurement()
     }
 
     // Delete a tenth of the records by id in one transaction.
@@ -219,6 +229,7 @@ let benchmarks: @Sendable () -> Void = {
         let store = try cellarStore(filled: true)
         benchmark.startMeasurement()
         try store.write { tx in for id in randomIDs.prefix(batchDeleteCount) { try tx.delete(Dog.self, id: id) } }
+        benchmark.stopMeasurement()
     }
     Benchmark("delete \(batchDeleteCount) by id in one transaction: raw LMDB") { benchmark in
         let store = try RawStore(filled: true)
@@ -226,6 +237,7 @@ let benchmarks: @Sendable () -> Void = {
         try store.environment.write { txn in
             for id in randomIDs.prefix(batchDeleteCount) { try txn.delete(store.database, key: RawLayout.key(id)) }
         }
+        benchmark.stopMeasurement()
     }
     Benchmark("delete \(batchDeleteCount) by id in one transaction: GRDB") { benchmark in
         let store = try GRDBStore(filled: true)
@@ -233,6 +245,7 @@ let benchmarks: @Sendable () -> Void = {
         try store.queue.write { db in
             for id in randomIDs.prefix(batchDeleteCount) { try Dog.deleteOne(db, key: id) }
         }
+        benchmark.stopMeasurement()
     }
 
     // Delete records one transaction each: every commit is flushed to disk (fsync) by all three.
@@ -240,6 +253,7 @@ let benchmarks: @Sendable () -> Void = {
         let store = try cellarStore(filled: true)
         benchmark.startMeasurement()
         for id in randomIDs.prefix(singleDeleteCount) { try store.write { tx in try tx.delete(Dog.self, id: id) } }
+        benchmark.stopMeasurement()
     }
     Benchmark("delete \(singleDeleteCount) by id, one transaction each: raw LMDB") { benchmark in
         let store = try RawStore(filled: true)
@@ -247,6 +261,7 @@ let benchmarks: @Sendable () -> Void = {
         for id in randomIDs.prefix(singleDeleteCount) {
             _ = try store.environment.write { txn in try txn.delete(store.database, key: RawLayout.key(id)) }
         }
+        benchmark.stopMeasurement()
     }
     Benchmark("delete \(singleDeleteCount) by id, one transaction each: GRDB") { benchmark in
         let store = try GRDBStore(filled: true)
@@ -254,6 +269,7 @@ let benchmarks: @Sendable () -> Void = {
         for id in randomIDs.prefix(singleDeleteCount) {
             try store.queue.write { db in _ = try Dog.deleteOne(db, key: id) }
         }
+        benchmark.stopMeasurement()
     }
 
     queryBenchmarks()
