@@ -13,7 +13,9 @@ struct Dog: Model {
     var name: String
     var age: Int
     var kind: Kind = .mutt
+    var chip: String? = nil  // a microchip number: no two dogs share one
     enum Kind: String, Codable { case mutt, shiba }
+    static let schema = Schema<Dog>(indexes: [.index(\.age), .index(\.name), .index(\.kind), .unique(\.chip)])
 }
 
 func heading(_ title: String) { print("\n== \(title)") }
@@ -70,6 +72,28 @@ do {
     say(
         "latest() runs the query again on version \(latest.version): \(latest.count) dogs, "
             + latest.map(\.name).joined(separator: ", "))
+
+    heading("Queries are answered from indexes")
+    try store.write { tx in
+        for i in 0..<1_000 {
+            try tx.insert(Dog(name: "Dog \(i)", age: i % 16, kind: i % 4 == 0 ? .shiba : .mutt, chip: "C-\(i)"))
+        }
+    }
+    let shibas = store.objects(Dog.self).where(\.age >= 14 && \.kind == .shiba).sorted(by: \.name).limit(3)
+    say("shibas aged 14 or more, first three by name: " + (try shibas.results()).map(\.name).joined(separator: ", "))
+    say("how: \(try shibas.explain())")
+    let sevens = store.objects(Dog.self).where(\.age == 7)
+    say("dogs aged 7: \(try sevens.count()), counted in the index without reading a record")
+    say(
+        "the oldest is \(try store.objects(Dog.self).max(\.age) ?? 0); their average age is "
+            + String(format: "%.2f", try store.objects(Dog.self).average(\.age) ?? 0))
+    let byName = store.objects(Dog.self).sorted(by: \.name, ascending: false).limit(2)
+    say("last two by name: \((try byName.results()).map(\.name).joined(separator: ", ")) (\(try byName.explain()))")
+    do {
+        try store.write { tx in try tx.insert(Dog(name: "Copycat", age: 2, chip: "C-42")) }
+    } catch {
+        say("a second dog with chip C-42 was refused: \(error)")
+    }
 
     heading("Errors are values you can catch, never crashes")
     do {

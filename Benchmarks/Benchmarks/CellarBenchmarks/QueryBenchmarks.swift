@@ -57,7 +57,8 @@ final class IndexedRawStore {
         var found: [Dog] = []
         try raw.environment.read { txn in
             try txn.withCursor(index) { cursor in
-                var entry = try lower.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+                // LMDB refuses an empty key: an open lower bound starts at the first entry.
+                var entry = try lower.isEmpty ? cursor.first() : lower.withUnsafeBytes { try cursor.seek(atLeast: $0) }
                 while let (key, id) = entry, found.count < limit, upper.map({ !$0.lexicographicallyPrecedes(key) }) ?? true {
                     if let bytes = try txn.get(raw.database, key: id) {
                         found.append(RawLayout.dog(id: Int64(bitPattern: UInt64(bigEndian: id.loadUnaligned(as: UInt64.self))), from: bytes))

@@ -17,10 +17,10 @@ public struct Condition<M: Model>: Sendable {
     init(_ node: Node) { self.node = node }
 
     init(
-        path: PartialKeyPath<M>?, description: String, ranges: Result<[KeyRange], StoreError>?, rank: Int,
-        test: @escaping @Sendable (M) -> Bool
+        path: PartialKeyPath<M>?, description: @autoclosure @escaping @Sendable () -> String,
+        ranges: Result<[KeyRange], StoreError>?, rank: Int, test: @escaping @Sendable (M) -> Bool
     ) {
-        self.init(.condition(Comparison(path: path, text: description, ranges: ranges, rank: rank, test: test)))
+        self.init(.condition(Comparison(path: path, describe: description, ranges: ranges, rank: rank, test: test)))
     }
 
     /// Whether `value` satisfies the predicate.
@@ -104,7 +104,9 @@ public struct Condition<M: Model>: Sendable {
 struct Comparison<M: Model>: Sendable {
     // Key paths are immutable values; `PartialKeyPath` is just not declared `Sendable`.
     nonisolated(unsafe) let path: PartialKeyPath<M>?
-    let text: String
+    /// Builds the words for `explain()` only when asked: naming a key path costs more than running a count.
+    let describe: @Sendable () -> String
+    var text: String { describe() }
     /// The index key ranges that hold every match, when an index on `path` can answer the condition; a failure
     /// when a compared value cannot become a key (NaN, for one), thrown when the query runs.
     let ranges: Result<[KeyRange], StoreError>?

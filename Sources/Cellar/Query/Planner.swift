@@ -16,7 +16,11 @@ struct QueryPlan {
     let isOrdered: Bool
     /// Read the index backwards, for a descending sort.
     let isDescending: Bool
-    let description: String
+    /// Which conjunct of the predicate drives an index read, if one does.
+    let driver: Int?
+    /// Whether the index read alone decides the predicate, so records need no check: the driving condition is the
+    /// whole predicate and its index has that one property.
+    let indexDecides: Bool
 }
 
 extension Query {
@@ -25,7 +29,8 @@ extension Query {
     func plan(info: ModelInfo) throws(StoreError) -> QueryPlan {
         let indexes = M.schema.indexes
         func indexPosition(for path: PartialKeyPath<M>) -> Int? {
-            indexes.firstIndex { $0.keyPaths == [path] } ?? indexes.firstIndex { $0.keyPaths.first == path }
+            indexes.firstIndex { $0.keyPaths.count == 1 && $0.keyPaths[0] == path }
+                ?? indexes.firstIndex { $0.keyPaths.first == path }
         }
         let conjuncts = predicate?.node.conjuncts ?? []
         var driver: (condition: Comparison<M>, position: Int, ranges: [KeyRange], conjunct: Int)?
@@ -34,48 +39,62 @@ extension Query {
                 let position = indexPosition(for: path)
             else { continue }
             let ranges = try found.get()
-            if driver == nil || condition.rank < driver!.condition.rank {
+            if condition.rank < driver?.condition.rank ?? .max {
                 driver = (condition, position, ranges, number)
             }
         }
         let firstSort = ordering.first
         let access: QueryPlan.Access
         let isOrdered: Bool
-        var words: [String] = []
         if let driver {
             access = .indexRanges(position: driver.position, ranges: Self.normalized(driver.ranges))
             isOrdered =
                 ordering.isEmpty
                 || (ordering.count == 1 && indexes[driver.position].keyPaths.first == firstSort?.path)
-            words.append(
-                "use index \(indexes[driver.position].databaseName(model: info.name)) for \(driver.condition.text)")
         } else if let firstSort, ordering.count == 1, let position = indexPosition(for: firstSort.path) {
             access = .indexOrder(position: position)
             isOrdered = true
-            words.append(
-                "read index \(indexes[position].databaseName(model: info.name)) in "
-                    + (firstSort.ascending ? "ascending" : "descending") + " order")
         } else {
             access = .records
             isOrdered = ordering.isEmpty
+        }
+        let indexDecides = driver.map { conjuncts.count == 1 && indexes[$0.position].keyPaths.count == 1 } ?? false
+        return QueryPlan(
+            access: access, isOrdered: isOrdered, isDescending: isOrdered && firstSort?.ascending == false,
+            driver: driver?.conjunct, indexDecides: indexDecides)
+    }
+
+    /// The plan in words, for `explain()`.
+    func describe(_ plan: QueryPlan, info: ModelInfo) -> String {
+        let indexes = M.schema.indexes
+        let conjuncts = predicate?.node.conjuncts ?? []
+        var words: [String] = []
+        switch plan.access {
+        case .indexRanges(let position, _):
+            let driving = plan.driver.map { conjuncts[$0].description } ?? ""
+            words.append("use index \(indexes[position].databaseName(model: info.name)) for \(driving)")
+        case .indexOrder(let position):
+            words.append(
+                "read index \(indexes[position].databaseName(model: info.name)) in "
+                    + (plan.isDescending ? "descending" : "ascending") + " order")
+        case .records:
             words.append("scan r/\(info.name)")
         }
-        let checks = conjuncts.enumerated().filter { $0.offset != driver?.conjunct }.map(\.element.description)
+        let checks = conjuncts.enumerated().filter { $0.offset != plan.driver }.map(\.element.description)
         if !checks.isEmpty { words.append("check each record for \(checks.joined(separator: " && "))") }
-        if !isOrdered {
+        if !plan.isOrdered {
             let keys = ordering.map { $0.name + ($0.ascending ? "" : " descending") }
             words.append("sort in memory by \(keys.joined(separator: ", "))")
         }
         if let distinctKey { words.append("keep the first record of each \(distinctKey.name)") }
         if skipCount > 0 { words.append("skip \(skipCount)") }
-        if let limitCount { words.append(isOrdered ? "stop after \(limitCount)" : "keep \(limitCount)") }
-        return QueryPlan(
-            access: access, isOrdered: isOrdered, isDescending: isOrdered && firstSort?.ascending == false,
-            description: words.joined(separator: ", then "))
+        if let limitCount { words.append(plan.isOrdered ? "stop after \(limitCount)" : "keep \(limitCount)") }
+        return words.joined(separator: ", then ")
     }
 
     /// Ranges in key order without repeats, so an `in` list reads each key once and in order.
     private static func normalized(_ ranges: [KeyRange]) -> [KeyRange] {
+        guard ranges.count > 1 else { return ranges }
         var seen = Set<[UInt8]?>()
         return
             ranges
@@ -96,7 +115,7 @@ extension Query {
             guard limitCount > 0 else { return [] }
             try forEachCandidate(plan, in: context, info: info) { (key, bytes) throws(StoreError) -> Bool in
                 let value = try context.decode(M.self, bytes, key: key, info: info, dictionary: &dictionary)
-                guard predicate?.evaluate(value) ?? true else { return true }
+                guard plan.indexDecides || predicate?.evaluate(value) ?? true else { return true }
                 if let distinctKey, !seen.insert(try distinctKey.key(value)).inserted { return true }
                 if skipped < skipCount {
                     skipped += 1
@@ -113,7 +132,7 @@ extension Query {
             return true
         }
         var values = try context.decodeAll(M.self, entries, info: info)
-        if let predicate { values = values.filter(predicate.evaluate) }
+        if let predicate, !plan.indexDecides { values = values.filter(predicate.evaluate) }
         if !plan.isOrdered { values = try sortedInMemory(values) }
         if let distinctKey {
             var seen = Set<[UInt8]>()

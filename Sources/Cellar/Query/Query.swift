@@ -113,7 +113,10 @@ public struct Query<M: Model>: Sendable {
     /// How the query runs, in words: which index it reads or that it scans, what it checks on each record, and
     /// whether it sorts in memory. For example `use index i/Dog.age for age == 7, then check name has prefix "T"`.
     public func explain() throws(StoreError) -> String {
-        try run { (context) throws(StoreError) in try plan(info: context.store.info(for: M.self)).description }
+        try run { (context) throws(StoreError) in
+            let info = try context.store.info(for: M.self)
+            return describe(try plan(info: info), info: info)
+        }
     }
 
     func run<R>(_ body: (any RecordContext) throws(StoreError) -> R) throws(StoreError) -> R {
@@ -166,16 +169,16 @@ public struct Query<M: Model>: Sendable {
 struct SortKey<M: Model>: Sendable {
     // Key paths are immutable values; `PartialKeyPath` is just not declared `Sendable`.
     nonisolated(unsafe) let path: PartialKeyPath<M>
-    let name: String
     let ascending: Bool
     let key: @Sendable (M) throws(StoreError) -> [UInt8]
 
     init<V: Encodable & Sendable>(path: KeyPath<M, V> & Sendable, ascending: Bool) {
         self.path = path
-        self.name = Index<M>.propertyName(path)
         self.ascending = ascending
         self.key = { (value) throws(StoreError) in try conditionKey(value[keyPath: path]) }
     }
+
+    var name: String { Index<M>.propertyName(path) }
 }
 
 /// Ties a query to the transaction or snapshot it was made in, and refuses it anywhere else: on another thread,

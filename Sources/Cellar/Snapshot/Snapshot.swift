@@ -37,7 +37,7 @@ public final class Snapshot {
     }
 
     private(set) lazy var scope = ScopeToken(self)
-    let recordDecoder = RecordDecoder()
+    private(set) lazy var recordDecoder = RecordDecoder()
     var keyScratch: [UInt8] = []
 }
 

@@ -39,7 +39,7 @@ public final class Transaction {
     }
 
     private lazy var scope = ScopeToken(self)
-    let recordDecoder = RecordDecoder()
+    private(set) lazy var recordDecoder = RecordDecoder()
     var keyScratch: [UInt8] = []
 
     // MARK: Writing
