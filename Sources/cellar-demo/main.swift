@@ -76,7 +76,7 @@ do {
     heading("Queries are answered from indexes")
     try store.write { tx in
         for i in 0..<1_000 {
-            try tx.insert(Dog(name: "Dog \(i)", age: i % 16, kind: i % 4 == 0 ? .shiba : .mutt, chip: "C-\(i)"))
+            try tx.insert(Dog(name: "Dog \(i)", age: i % 16, kind: i % 3 == 0 ? .shiba : .mutt, chip: "C-\(i)"))
         }
     }
     let shibas = store.objects(Dog.self).where(\.age >= 14 && \.kind == .shiba).sorted(by: \.name).limit(3)

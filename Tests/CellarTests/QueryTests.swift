@@ -203,6 +203,27 @@ struct QueryTests {
         #expect(try store.objects(Person.self).where(\.email == "jane@example.com").count() == 1)
     }
 
+    @Test func nilNeverConflictsInAUniqueIndex() throws {
+        struct Chipped: Model {
+            var id: Int
+            var chip: String?
+            static let schema = Schema<Chipped>(indexes: [.unique(\.chip)])
+        }
+        let store = try Store.inMemory(.init(models: [Chipped.self]))
+        try store.write { tx in
+            try tx.insert(Chipped(id: 1, chip: nil))
+            try tx.insert(Chipped(id: 2, chip: nil))
+            try tx.insert(Chipped(id: 3, chip: "A"))
+        }
+        #expect(throws: StoreError.uniqueConstraintViolated(model: "Chipped", index: "chip", value: "\"A\"")) {
+            try store.write { tx in try tx.insert(Chipped(id: 4, chip: "A")) }
+        }
+        let unchipped = store.objects(Chipped.self).where(\.chip == nil)
+        #expect(try unchipped.explain() == "use index u/Chipped.chip for chip == nil")
+        #expect(try unchipped.results().map(\.id) == [1, 2])
+        #expect(try unchipped.count() == 2)
+    }
+
     @Test func personFoundByAnIndexedName() throws {
         let store = try Store.inMemory(.init(models: [Person.self]))
         try store.write { tx in

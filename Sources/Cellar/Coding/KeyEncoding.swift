@@ -30,6 +30,9 @@ enum KeyEncoding {
         case uuid = 0x50
     }
 
+    /// The key of `nil`.
+    static let nilComponent: [UInt8] = [Tag.null.rawValue]
+
     /// Why a value cannot become a key.
     enum Failure: Error {
         case notANumber

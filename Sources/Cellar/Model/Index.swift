@@ -2,7 +2,8 @@
 /// `.index(\.lastName, \.firstName)`.
 ///
 /// Each index lives in its own LMDB database (`i/<Model>.<name>`, or `u/<Model>.<name>` for a unique one) that maps
-/// the order-preserving key of the indexed value(s) to the record's primary key. Every insert, upsert, update and
+/// the order-preserving key of the indexed value(s) to the records' primary keys. A unique index refuses a second
+/// record with the same value, except `nil`: as with SQL's `NULL`, any number of records may leave it unset. Every insert, upsert, update and
 /// delete keeps it in step inside the same transaction. Any property whose `Codable` form is a scalar, an optional or
 /// a fixed structure can be indexed: raw-value enums index by their raw value.
 public struct Index<M: Model>: Sendable {
@@ -13,14 +14,22 @@ public struct Index<M: Model>: Sendable {
     /// The indexed key paths, in order.
     nonisolated(unsafe) let keyPaths: [PartialKeyPath<M>]
     // Key paths are immutable values; they are stored unchecked only because `PartialKeyPath` is not `Sendable`.
-    /// The index key of a record: each path's value as key components.
-    let key: @Sendable (M) throws -> [UInt8]
+    /// A record's key components, one per path.
+    let components: @Sendable (M) throws -> [[UInt8]]
 
-    private init(paths: [PartialKeyPath<M>], unique: Bool, key: @escaping @Sendable (M) throws -> [UInt8]) {
+    private init(paths: [PartialKeyPath<M>], unique: Bool, components: @escaping @Sendable (M) throws -> [[UInt8]]) {
         self.keyPaths = paths
         self.name = paths.map(Self.propertyName).joined(separator: "+")
         self.isUnique = unique
-        self.key = key
+        self.components = components
+    }
+
+    /// The index key of a record, and whether it must be unique: like SQL's `NULL`, a `nil` component never
+    /// conflicts, so many records may leave a unique property unset.
+    func entry(of value: M) throws -> (key: [UInt8], mustBeUnique: Bool) {
+        let parts = try components(value)
+        let key = parts.count == 1 ? parts[0] : parts.flatMap { $0 }
+        return (key, isUnique && !parts.contains(KeyEncoding.nilComponent))
     }
 
     /// The property name of a key path (`\Dog.owner.name` → `owner.name`).
@@ -32,33 +41,31 @@ public struct Index<M: Model>: Sendable {
 
     /// An index on one property.
     public static func index<V: Encodable & Sendable>(_ path: KeyPath<M, V> & Sendable) -> Index {
-        Index(paths: [path], unique: false) { try KeyEncoding.key($0[keyPath: path]) }
+        Index(paths: [path], unique: false) { [try KeyEncoding.key($0[keyPath: path])] }
     }
 
     /// An index on two properties, ordered by the first, then the second.
     public static func index<A: Encodable & Sendable, B: Encodable & Sendable>(
         _ first: KeyPath<M, A> & Sendable, _ second: KeyPath<M, B> & Sendable
     ) -> Index {
-        Index(paths: [first, second], unique: false) { try compositeKey($0[keyPath: first], $0[keyPath: second]) }
+        Index(paths: [first, second], unique: false) {
+            [try KeyEncoding.key($0[keyPath: first]), try KeyEncoding.key($0[keyPath: second])]
+        }
     }
 
     /// A unique index on one property: a second record with the same value is refused with
     /// `StoreError.uniqueConstraintViolated`.
     public static func unique<V: Encodable & Sendable>(_ path: KeyPath<M, V> & Sendable) -> Index {
-        Index(paths: [path], unique: true) { try KeyEncoding.key($0[keyPath: path]) }
+        Index(paths: [path], unique: true) { [try KeyEncoding.key($0[keyPath: path])] }
     }
 
     /// A unique index on two properties together.
     public static func unique<A: Encodable & Sendable, B: Encodable & Sendable>(
         _ first: KeyPath<M, A> & Sendable, _ second: KeyPath<M, B> & Sendable
     ) -> Index {
-        Index(paths: [first, second], unique: true) { try compositeKey($0[keyPath: first], $0[keyPath: second]) }
-    }
-
-    private static func compositeKey<A: Encodable, B: Encodable>(_ a: A, _ b: B) throws -> [UInt8] {
-        var key = try KeyEncoding.key(a)
-        try KeyEncoding.append(b, to: &key)
-        return key
+        Index(paths: [first, second], unique: true) {
+            [try KeyEncoding.key($0[keyPath: first]), try KeyEncoding.key($0[keyPath: second])]
+        }
     }
 
     /// The database holding this index's entries.

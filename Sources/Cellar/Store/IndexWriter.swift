@@ -8,11 +8,11 @@ struct IndexWriter {
     /// The store's folder, for error messages.
     let path: String
 
-    /// The index key of `value`, checked against LMDB's key limit.
-    func key<M: Model>(_ index: Index<M>, of value: M) throws(StoreError) -> [UInt8] {
-        let key: [UInt8]
+    /// The index entry of `value`, its key checked against LMDB's key limit.
+    func entry<M: Model>(_ index: Index<M>, of value: M) throws(StoreError) -> (key: [UInt8], mustBeUnique: Bool) {
+        let entry: (key: [UInt8], mustBeUnique: Bool)
         do {
-            key = try index.key(value)
+            entry = try index.entry(of: value)
         } catch KeyEncoding.Failure.notANumber {
             throw .invalidKey(model: model, reason: "NaN has no place in the order of index \(index.name)")
         } catch KeyEncoding.Failure.unsupported(let reason) {
@@ -20,51 +20,39 @@ struct IndexWriter {
         } catch {
             throw .invalidKey(model: model, reason: "\(error)")
         }
-        guard key.count <= maxKeySize else { throw .keyTooLong(model: model, length: key.count, limit: maxKeySize) }
-        return key
+        guard entry.key.count <= maxKeySize else {
+            throw .keyTooLong(model: model, length: entry.key.count, limit: maxKeySize)
+        }
+        return entry
     }
 
-    func add<M: Model>(
-        _ index: Index<M>, of value: M, primaryKey: [UInt8], to database: Database, in txn: WriteTransaction
+    /// Throws `uniqueConstraintViolated` when another record already has `key` in a unique index.
+    func checkUnique(
+        _ name: String, key: [UInt8], primaryKey: [UInt8], in database: Database, txn: ReadTransaction
     ) throws(StoreError) {
-        try add(index, key: key(index, of: value), primaryKey: primaryKey, to: database, in: txn)
+        let owner: UnsafeRawBufferPointer?
+        do { owner = try txn.get(database, key: key) } catch { throw StoreError(error, path: path, operation: "read") }
+        if let owner, !owner.elementsEqual(primaryKey) {
+            throw .uniqueConstraintViolated(model: model, index: name, value: KeyEncoding.describe(key))
+        }
     }
 
-    func add<M: Model>(
-        _ index: Index<M>, key: [UInt8], primaryKey: [UInt8], to database: Database, in txn: WriteTransaction
-    ) throws(StoreError) {
-        do {
-            try txn.put(database, key: key, value: primaryKey, flags: index.isUnique ? .noOverwrite : [])
-        } catch .keyExists {
-            // The same record may already own the value (an update that left it unchanged); anyone else may not.
-            let owner: UnsafeRawBufferPointer?
-            do { owner = try txn.get(database, key: key) } catch {
-                throw StoreError(error, path: path, operation: "read an index entry")
-            }
-            guard let owner, owner.elementsEqual(primaryKey) else {
-                throw .uniqueConstraintViolated(model: model, index: index.name, value: KeyEncoding.describe(key))
-            }
-        } catch {
+    /// Adds one entry. Index databases are DUPSORT, unique ones too, because `nil` values may repeat.
+    func add(_ key: [UInt8], primaryKey: [UInt8], to database: Database, in txn: WriteTransaction) throws(StoreError) {
+        do { try txn.put(database, key: key, value: primaryKey) } catch {
             throw StoreError(error, path: path, operation: "write an index entry")
         }
     }
 
-    func remove<M: Model>(
-        _ index: Index<M>, key: [UInt8], primaryKey: [UInt8], from database: Database, in txn: WriteTransaction
-    ) throws(StoreError) {
+    func remove(_ key: [UInt8], primaryKey: [UInt8], from database: Database, in txn: WriteTransaction)
+        throws(StoreError)
+    {
         do {
-            if index.isUnique {
-                // Only the entry that points at this record is its to remove.
-                if let owner = try txn.get(database, key: key), owner.elementsEqual(primaryKey) {
-                    try txn.delete(database, key: key)
+            _ = try key.withUnsafeBytes { rawKey in
+                primaryKey.withUnsafeBytes { rawValue in
+                    Result { () throws(LMDBError) in try txn.delete(database, key: rawKey, value: rawValue) }
                 }
-            } else {
-                _ = try key.withUnsafeBytes { rawKey in
-                    primaryKey.withUnsafeBytes { rawValue in
-                        Result { () throws(LMDBError) in try txn.delete(database, key: rawKey, value: rawValue) }
-                    }
-                }.get()
-            }
+            }.get()
         } catch {
             throw StoreError(error, path: path, operation: "remove an index entry")
         }

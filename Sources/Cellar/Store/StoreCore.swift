@@ -216,7 +216,7 @@ final class StoreCore: Sendable {
         var toBuild: [(Index<M>, Database)] = []
         for (index, name) in zip(M.schema.indexes, declared) {
             let isNew = try txn.openDatabase(named: name) == nil || !stored.contains(name)
-            let database = try txn.createDatabase(named: name, flags: index.isUnique ? [] : .duplicateSort)
+            let database = try txn.createDatabase(named: name, flags: .duplicateSort)
             if isNew {
                 try txn.empty(database)
                 toBuild.append((index, database))
@@ -237,7 +237,12 @@ final class StoreCore: Sendable {
                     }
                     let primaryKey = Array(key)
                     for (index, database) in toBuild {
-                        try writer.add(index, of: value, primaryKey: primaryKey, to: database, in: txn)
+                        let entry = try writer.entry(index, of: value)
+                        if entry.mustBeUnique {
+                            try writer.checkUnique(
+                                index.name, key: entry.key, primaryKey: primaryKey, in: database, txn: txn)
+                        }
+                        try writer.add(entry.key, primaryKey: primaryKey, to: database, in: txn)
                     }
                     entry = try cursor.next()
                 }

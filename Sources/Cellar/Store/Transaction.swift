@@ -63,7 +63,7 @@ public final class Transaction {
         let key = try primaryKey(value.id, of: M.self)
         let indexChanges = try planIndexChanges(old: nil, new: value, primaryKey: key, state: state)
         try put(value, key: key, state: state, flags: .noOverwrite)
-        try apply(indexChanges, of: M.self, primaryKey: key, state: state)
+        try apply(indexChanges, primaryKey: key, state: state)
         changes.record(.inserted, key: key, model: state.info.name)
     }
 
@@ -84,7 +84,7 @@ public final class Transaction {
         let old: M? = existed ? try indexedOld(M.self, key: key, state: state) : nil
         let indexChanges = try planIndexChanges(old: old, new: value, primaryKey: key, state: state)
         try put(value, key: key, state: state)
-        try apply(indexChanges, of: M.self, primaryKey: key, state: state)
+        try apply(indexChanges, primaryKey: key, state: state)
         changes.record(existed ? .updated : .inserted, key: key, model: state.info.name)
     }
 
@@ -100,7 +100,7 @@ public final class Transaction {
         let old = try indexedOld(M.self, key: key, state: state)
         let indexChanges = try planIndexChanges(old: old, new: value, primaryKey: key, state: state)
         try put(value, key: key, state: state)
-        try apply(indexChanges, of: M.self, primaryKey: key, state: state)
+        try apply(indexChanges, primaryKey: key, state: state)
         changes.record(.updated, key: key, model: state.info.name)
     }
 
@@ -152,7 +152,7 @@ public final class Transaction {
         do { deleted = try txn.delete(state.info.records, key: key) } catch { throw lmdbError(error, "delete") }
         guard deleted else { return false }
         let indexChanges = try planIndexChanges(old: old, new: nil, primaryKey: key, state: state)
-        try apply(indexChanges, of: M.self, primaryKey: key, state: state)
+        try apply(indexChanges, primaryKey: key, state: state)
         changes.record(.deleted, key: key, model: state.info.name)
         return true
     }
@@ -185,39 +185,26 @@ public final class Transaction {
         let writer = indexWriter(state)
         var planned: [IndexChange] = []
         for (position, index) in M.schema.indexes.enumerated() {
-            let oldKey = try old.map { (value) throws(StoreError) in try writer.key(index, of: value) }
-            let newKey = try new.map { (value) throws(StoreError) in try writer.key(index, of: value) }
-            guard oldKey != newKey else { continue }
-            if index.isUnique, let newKey {
-                let owner: UnsafeRawBufferPointer?
-                do { owner = try txn.get(state.info.indexes[position], key: newKey) } catch {
-                    throw lmdbError(error, "read")
-                }
-                if let owner, !owner.elementsEqual(primaryKey) {
-                    throw .uniqueConstraintViolated(
-                        model: state.info.name, index: index.name, value: KeyEncoding.describe(newKey))
-                }
+            let old = try old.map { (value) throws(StoreError) in try writer.entry(index, of: value) }
+            let new = try new.map { (value) throws(StoreError) in try writer.entry(index, of: value) }
+            guard old?.key != new?.key else { continue }
+            if let new, new.mustBeUnique {
+                try writer.checkUnique(
+                    index.name, key: new.key, primaryKey: primaryKey, in: state.info.indexes[position], txn: txn)
             }
-            planned.append(IndexChange(position: position, remove: oldKey, add: newKey))
+            planned.append(IndexChange(position: position, remove: old?.key, add: new?.key))
         }
         return planned
     }
 
-    private func apply<M: Model>(
-        _ changes: [IndexChange], of type: M.Type, primaryKey: [UInt8], state: ModelWriteState
-    ) throws(StoreError) {
+    private func apply(_ changes: [IndexChange], primaryKey: [UInt8], state: ModelWriteState) throws(StoreError) {
         guard !changes.isEmpty else { return }
         let txn = try writable
         let writer = indexWriter(state)
-        let indexes = M.schema.indexes
         for change in changes {
             let database = state.info.indexes[change.position]
-            if let old = change.remove {
-                try writer.remove(indexes[change.position], key: old, primaryKey: primaryKey, from: database, in: txn)
-            }
-            if let new = change.add {
-                try writer.add(indexes[change.position], key: new, primaryKey: primaryKey, to: database, in: txn)
-            }
+            if let old = change.remove { try writer.remove(old, primaryKey: primaryKey, from: database, in: txn) }
+            if let new = change.add { try writer.add(new, primaryKey: primaryKey, to: database, in: txn) }
         }
     }
 
