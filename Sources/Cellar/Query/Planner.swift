@@ -131,8 +131,10 @@ extension Query {
             entries.append((key, bytes))
             return true
         }
-        var values = try context.decodeAll(M.self, entries, info: info)
-        if let predicate, !plan.indexDecides { values = values.filter(predicate.evaluate) }
+        let keep =
+            plan.indexDecides
+            ? nil : predicate.map { predicate in { @Sendable (value: M) in predicate.evaluate(value) } }
+        var values = try context.decodeAll(M.self, entries, info: info, keeping: keep)
         if !plan.isOrdered { values = try sortedInMemory(values) }
         if let distinctKey {
             var seen = Set<[UInt8]>()

@@ -111,16 +111,20 @@ extension RecordContext {
         do { return try txn.statistics(info.records).entries } catch { throw lmdbError(error, "count") }
     }
 
-    /// Decodes records read from this transaction, in order; on every core when there are many.
-    func decodeAll<M: Model>(_ type: M.Type, _ entries: [Entry], info: ModelInfo) throws(StoreError) -> [M] {
+    /// Decodes records read from this transaction, in order, keeping those `keep` accepts; on every core when
+    /// there are many, each worker checking the records it decodes.
+    func decodeAll<M: Model>(
+        _ type: M.Type, _ entries: [Entry], info: ModelInfo, keeping keep: (@Sendable (M) -> Bool)? = nil
+    ) throws(StoreError) -> [M] {
         var dictionary = try self.dictionary(for: info)
         if entries.count >= ParallelDecoding.minimumRecords, ParallelDecoding.workers > 1 {
-            return try decodeInParallel(M.self, entries, info: info, dictionary: &dictionary)
+            return try decodeInParallel(M.self, entries, info: info, dictionary: &dictionary, keeping: keep)
         }
         var values: [M] = []
-        values.reserveCapacity(entries.count)
+        values.reserveCapacity(keep == nil ? entries.count : 0)
         for (key, value) in entries {
-            values.append(try decode(M.self, value, key: key, info: info, dictionary: &dictionary))
+            let decoded = try decode(M.self, value, key: key, info: info, dictionary: &dictionary)
+            if keep?(decoded) ?? true { values.append(decoded) }
         }
         return values
     }
@@ -129,7 +133,8 @@ extension RecordContext {
     /// mapped and unchanged while it is open; workers never call into the transaction itself. A chunk that meets
     /// a key tag newer than `dictionary` is decoded again here, after the dictionary has been reloaded.
     private func decodeInParallel<M: Model>(
-        _ type: M.Type, _ entries: [Entry], info: ModelInfo, dictionary: inout KeyDictionary
+        _ type: M.Type, _ entries: [Entry], info: ModelInfo, dictionary: inout KeyDictionary,
+        keeping keep: (@Sendable (M) -> Bool)?
     ) throws(StoreError) -> [M] {
         let chunkCount = ParallelDecoding.workers
         let chunkSize = (entries.count + chunkCount - 1) / chunkCount
@@ -142,9 +147,10 @@ extension RecordContext {
                 let decoder = RecordDecoder()
                 let result = Result { () throws -> [M] in
                     var values: [M] = []
-                    values.reserveCapacity(range.count)
+                    values.reserveCapacity(keep == nil ? range.count : 0)
                     for (_, value) in all.value[range] {
-                        values.append(try decoder.decode(M.self, from: value, dictionary: shared))
+                        let decoded = try decoder.decode(M.self, from: value, dictionary: shared)
+                        if keep?(decoded) ?? true { values.append(decoded) }
                     }
                     return values
                 }
@@ -152,7 +158,7 @@ extension RecordContext {
             }
         }
         var values: [M] = []
-        values.reserveCapacity(entries.count)
+        values.reserveCapacity(keep == nil ? entries.count : 0)
         for chunk in 0..<chunkCount {
             let range = chunk * chunkSize..<min((chunk + 1) * chunkSize, entries.count)
             if case .success(let decoded) = chunks.withLock({ $0[chunk] }) {
@@ -162,7 +168,8 @@ extension RecordContext {
             // A failed chunk is decoded again on this thread, which reloads the dictionary or reports the
             // failing record with its id and field.
             for (key, value) in entries[range] {
-                values.append(try decode(M.self, value, key: key, info: info, dictionary: &dictionary))
+                let decoded = try decode(M.self, value, key: key, info: info, dictionary: &dictionary)
+                if keep?(decoded) ?? true { values.append(decoded) }
             }
         }
         return values
