@@ -37,8 +37,10 @@ final class IndexedRawStore {
     init() throws {
         raw = try RawStore(filled: false)
         (ages, names) = try raw.environment.write { txn in
-            (try txn.createDatabase(named: "ages", flags: .duplicateSort),
-             try txn.createDatabase(named: "names", flags: .duplicateSort))
+            (
+                try txn.createDatabase(named: "ages", flags: .duplicateSort),
+                try txn.createDatabase(named: "names", flags: .duplicateSort)
+            )
         }
         try raw.environment.write { txn in
             var buffer: [UInt8] = []
@@ -53,15 +55,21 @@ final class IndexedRawStore {
     }
 
     /// Decodes the dogs whose ids an index lists for keys in `lower...upper`, stopping after `limit`.
-    func dogs(in index: LMDB.Database, from lower: [UInt8], through upper: [UInt8]?, limit: Int = .max) throws -> [Dog] {
+    func dogs(in index: LMDB.Database, from lower: [UInt8], through upper: [UInt8]?, limit: Int = .max) throws -> [Dog]
+    {
         var found: [Dog] = []
         try raw.environment.read { txn in
             try txn.withCursor(index) { cursor in
                 // LMDB refuses an empty key: an open lower bound starts at the first entry.
                 var entry = try lower.isEmpty ? cursor.first() : lower.withUnsafeBytes { try cursor.seek(atLeast: $0) }
-                while let (key, id) = entry, found.count < limit, upper.map({ !$0.lexicographicallyPrecedes(key) }) ?? true {
+                while let (key, id) = entry, found.count < limit,
+                    upper.map({ !$0.lexicographicallyPrecedes(key) }) ?? true
+                {
                     if let bytes = try txn.get(raw.database, key: id) {
-                        found.append(RawLayout.dog(id: Int64(bitPattern: UInt64(bigEndian: id.loadUnaligned(as: UInt64.self))), from: bytes))
+                        found.append(
+                            RawLayout.dog(
+                                id: Int64(bitPattern: UInt64(bigEndian: id.loadUnaligned(as: UInt64.self))), from: bytes
+                            ))
                     }
                     entry = try cursor.next()
                 }
@@ -140,7 +148,8 @@ func queryBenchmarks() {
         let store = try IndexedGRDBStore()
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
-            blackHole(try store.queue.read { db in try IndexedDog.filter(ageRange.contains(Column("age"))).fetchAll(db) })
+            blackHole(
+                try store.queue.read { db in try IndexedDog.filter(ageRange.contains(Column("age"))).fetchAll(db) })
         }
         benchmark.stopMeasurement()
     }
@@ -156,7 +165,9 @@ func queryBenchmarks() {
     Benchmark("query top 20 by name: raw LMDB", configuration: repeated) { benchmark in
         let store = try IndexedRawStore()
         benchmark.startMeasurement()
-        for _ in benchmark.scaledIterations { blackHole(try store.dogs(in: store.names, from: [], through: nil, limit: 20)) }
+        for _ in benchmark.scaledIterations {
+            blackHole(try store.dogs(in: store.names, from: [], through: nil, limit: 20))
+        }
         benchmark.stopMeasurement()
     }
     Benchmark("query top 20 by name: GRDB", configuration: repeated) { benchmark in
