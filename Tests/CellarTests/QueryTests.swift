@@ -107,6 +107,15 @@ struct QueryTests {
         #expect(try query.results().map(\.tag) == ["T42"])
     }
 
+    @Test func theConditionWithFewerIndexEntriesDrivesEvenIfItIsARange() throws {
+        let store = try Store.inMemory(.init(models: [Pup.self]))
+        try pups(store)
+        // A third of the pups are shibas; a twentieth are 19.
+        let query = store.objects(Pup.self).where(\.kind == .shiba && \.age >= 19)
+        #expect(try query.explain() == "use index i/Pup.age for age >= 19, then check each record for kind == shiba")
+        #expect(try query.results().map(\.id) == [20, 80, 140, 200])
+    }
+
     @Test func aSortThatMatchesAnIndexStreamsAndStopsEarly() throws {
         let store = try Store.inMemory(.init(models: [Pup.self]))
         try pups(store)

@@ -26,21 +26,35 @@ struct QueryPlan {
 extension Query {
     /// Picks the plan: the most selective condition that an index answers drives; otherwise a sort that an index
     /// matches is read from it; otherwise the records are scanned. Every other condition is checked per record.
-    func plan(info: ModelInfo) throws(StoreError) -> QueryPlan {
+    func plan(info: ModelInfo, context: any RecordContext) throws(StoreError) -> QueryPlan {
         let indexes = M.schema.indexes
         func indexPosition(for path: PartialKeyPath<M>) -> Int? {
             indexes.firstIndex { $0.keyPaths.count == 1 && $0.keyPaths[0] == path }
                 ?? indexes.firstIndex { $0.keyPaths.first == path }
         }
         let conjuncts = predicate?.node.conjuncts ?? []
-        var driver: (condition: Comparison<M>, position: Int, ranges: [KeyRange], conjunct: Int)?
+        typealias Candidate = (condition: Comparison<M>, position: Int, ranges: [KeyRange], conjunct: Int)
+        var candidates: [Candidate] = []
         for (number, node) in conjuncts.enumerated() {
             guard case .condition(let condition) = node, let found = condition.ranges, let path = condition.path,
                 let position = indexPosition(for: path)
             else { continue }
-            let ranges = try found.get()
-            if condition.rank < driver?.condition.rank ?? .max {
-                driver = (condition, position, ranges, number)
+            candidates.append((condition, position, try found.get(), number))
+        }
+        // With a choice, the condition whose index holds the fewest entries drives (counted up to a cap, reading no
+        // records); the kind of comparison breaks ties.
+        var driver = candidates.min { $0.condition.rank < $1.condition.rank }
+        if candidates.count > 1 {
+            let txn = try context.lmdb
+            var best = (count: Int.max, rank: Int.max)
+            for candidate in candidates {
+                let count = try Self.countEntries(
+                    in: info.indexes[candidate.position], ranges: candidate.ranges, txn: txn, context: context,
+                    cap: 512)
+                if (count, candidate.condition.rank) < best {
+                    best = (count, candidate.condition.rank)
+                    driver = candidate
+                }
             }
         }
         let firstSort = ordering.first
@@ -105,7 +119,7 @@ extension Query {
     // MARK: Execution
 
     func execute(in context: any RecordContext, info: ModelInfo) throws(StoreError) -> [M] {
-        let plan = try plan(info: info)
+        let plan = try plan(info: info, context: context)
         var dictionary = try context.dictionary(for: info)
         if plan.isOrdered, let limitCount {
             // Stream in order and stop as soon as the page is full.
@@ -250,19 +264,28 @@ extension Query {
     func countWithoutReading(in context: any RecordContext, info: ModelInfo) throws(StoreError) -> Int? {
         guard distinctKey == nil else { return nil }
         guard let predicate else { return try context.recordCount(info) }
-        let plan = try plan(info: info)
+        let plan = try plan(info: info, context: context)
         guard case .indexRanges(let position, let ranges) = plan.access, predicate.node.conjuncts.count == 1 else {
             return nil
         }
-        let txn = try context.lmdb
+        return try Self.countEntries(
+            in: info.indexes[position], ranges: ranges, txn: try context.lmdb, context: context, cap: .max)
+    }
+
+    /// How many entries of an index lie in `ranges`, counting up to about `cap`: one step per distinct key.
+    static func countEntries(
+        in database: Database, ranges: [KeyRange], txn: ReadTransaction, context: any RecordContext, cap: Int
+    ) throws(StoreError) -> Int {
         var total = 0
         do {
-            try txn.withCursor(info.indexes[position]) { cursor in
-                for range in ranges {
+            try txn.withCursor(database) { cursor in
+                for range in ranges where total < cap {
                     var entry =
                         try range.lower.map { lower in try lower.withUnsafeBytes { try cursor.seek(atLeast: $0) } }
                         ?? cursor.first()
-                    while let (key, _) = entry, range.upper.map({ key.lexicographicallyPrecedes($0) }) ?? true {
+                    while let (key, _) = entry, total < cap,
+                        range.upper.map({ key.lexicographicallyPrecedes($0) }) ?? true
+                    {
                         total += try cursor.duplicateCount()
                         entry = try cursor.nextKey()
                     }

@@ -115,7 +115,7 @@ public struct Query<M: Model>: Sendable {
     public func explain() throws(StoreError) -> String {
         try run { (context) throws(StoreError) in
             let info = try context.store.info(for: M.self)
-            return describe(try plan(info: info), info: info)
+            return describe(try plan(info: info, context: context), info: info)
         }
     }
 
