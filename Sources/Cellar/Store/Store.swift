@@ -130,7 +130,8 @@ public final class Store: Sendable {
         try withSnapshot { (snapshot) throws(StoreError) in try snapshot.count(type) }
     }
 
-    /// A query over the records of `type`, in primary-key order. Each run reads the newest version.
+    /// A query over the records of `type`; without conditions or a sort, in primary-key order. Each run reads the
+    /// newest committed version.
     public func objects<M: Model>(_ type: M.Type) -> Query<M> {
         Query(source: .store(self))
     }
