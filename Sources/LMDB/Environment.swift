@@ -59,6 +59,9 @@ public struct EnvironmentInfo: Sendable, Hashable {
 /// its closure again when the file is full, and adopts a size grown by another process. `MDB_NOTLS` is always on:
 /// reader slots belong to transactions, not threads, so any thread or task may read.
 ///
+/// Before any page is read, the data file must be as long as its newest meta page says: LMDB maps the file and
+/// would die of `SIGBUS` on a page past its end, so a truncated file is `LMDBError.truncated` instead.
+///
 /// Open an environment once per file per process: LMDB's locks break when one process opens a file twice.
 public final class Environment: @unchecked Sendable {
     let handle: OpaquePointer
@@ -66,19 +69,24 @@ public final class Environment: @unchecked Sendable {
     public let path: String
     /// The options the environment was opened with.
     public let options: EnvironmentOptions
+    /// The size of a database page in bytes.
+    public let pageSize: Int
 
-    /// Held shared by every transaction, exclusively while the map is resized.
-    private let mapLock = ReadWriteLock()
-    /// How many times this thread holds `mapLock` shared.
-    private let sharedHolds = ThreadCounter()
+    /// Held shared by every transaction and every call that reads the map; exclusively while the map is resized.
+    private let mapLock = MapLock()
     /// Whether this thread is inside `write`: LMDB's writer lock is not reentrant, so a nested write would hang.
     private let writeHolds = ThreadCounter()
     /// Reset read transactions waiting to be renewed.
     private let idleReaders = Mutex<[IdleReader]>([])
+    /// The data file's length when last found long enough for every page in use.
+    private let checkedFileLength = Atomic<Int>(0)
+    private let closed = Atomic<Bool>(false)
 
     /// Opens (creating when missing) the environment in the directory at `path`, which must exist.
     ///
     /// Stale reader slots of processes that died are cleared (`mdb_reader_check`).
+    ///
+    /// - Throws: `LMDBError.truncated` when the data file is shorter than its pages in use.
     public init(path: String, options: EnvironmentOptions = .init()) throws(LMDBError) {
         var env: OpaquePointer?
         try check(mdb_env_create(&env))
@@ -89,11 +97,13 @@ public final class Environment: @unchecked Sendable {
         case .noMetaSync: flags |= UInt32(MDB_NOMETASYNC)
         case .noSync: flags |= UInt32(MDB_NOSYNC)
         }
+        var stat = MDB_stat()
         do {
             try check(mdb_env_set_mapsize(env, options.mapSize))
             try check(mdb_env_set_maxdbs(env, MDB_dbi(options.maxDatabases)))
             try check(mdb_env_set_maxreaders(env, UInt32(options.maxReaders)))
             try check(mdb_env_open(env, path, flags, mdb_mode_t(options.fileMode)))
+            try check(mdb_env_stat(env, &stat))
             var dead: Int32 = 0
             try check(mdb_reader_check(env, &dead))
         } catch {
@@ -103,9 +113,21 @@ public final class Environment: @unchecked Sendable {
         self.handle = env
         self.path = path
         self.options = options
+        self.pageSize = Int(stat.ms_psize)
+        do {
+            try checkFileLength()
+        } catch {
+            close()
+            throw error
+        }
     }
 
-    deinit {
+    deinit { close() }
+
+    /// Closes the environment: its handle, and every buffer and database handle from it, are invalid afterwards.
+    /// Call it only when no transaction is running; closing twice does nothing.
+    public func close() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         for idle in idleReaders.withLock({ $0 }) { mdb_txn_abort(idle.txn) }
         mdb_env_close(handle)
     }
@@ -114,25 +136,27 @@ public final class Environment: @unchecked Sendable {
 
     /// Runs `body` in a read transaction on the newest committed version.
     ///
-    /// The transaction and every buffer it returned end when `body` returns.
+    /// The transaction and every buffer it returned end when `body` returns. A read waits only while this process
+    /// grows the map, which waits for the reads already running to end: as long as the longest of them.
     public func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
         while true {
-            lockShared()
+            mapLock.lockShared()
             let txn: OpaquePointer
             do {
                 txn = try beginRead()
             } catch .mapResized {
-                unlockShared()
+                mapLock.unlockShared()
                 try adoptGrownMap()
                 continue
             } catch {
-                unlockShared()
+                mapLock.unlockShared()
                 throw error
             }
             defer {
                 finishRead(txn)
-                unlockShared()
+                mapLock.unlockShared()
             }
+            try checkFileLength()
             return try body(ReadTransaction(handle: txn, environment: self))
         }
     }
@@ -140,20 +164,21 @@ public final class Environment: @unchecked Sendable {
     /// Runs `body` in the write transaction and commits it; a throw from `body` aborts and writes nothing.
     ///
     /// When the map is full, the transaction is aborted, the map grown and `body` run again, so `body` must not
-    /// have effects outside the transaction that cannot be repeated. Calls from several threads or processes
+    /// have effects outside the transaction that cannot be repeated. That holds even when `body` caught the
+    /// map-full error and went on: the transaction is dead either way. Calls from several threads or processes
     /// wait for each other. A `write` inside a `write` on one thread throws `system(errno: EDEADLK)` instead of
     /// waiting for itself forever.
     public func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
         guard writeHolds.value == 0 else { throw LMDBError.system(errno: EDEADLK) }
         writeHolds.value = 1
         defer { writeHolds.value = 0 }
-        if sharedHolds.value == 0 { try growIfNearlyFull() }
+        if !mapLock.isHeldShared { try growIfNearlyFull() }
         while true {
-            lockShared()
+            mapLock.lockShared()
             var raw: OpaquePointer?
             let begin = mdb_txn_begin(handle, nil, 0, &raw)
             guard begin == 0, let raw else {
-                unlockShared()
+                mapLock.unlockShared()
                 if begin == MDB_MAP_RESIZED {
                     try adoptGrownMap()
                     continue
@@ -164,17 +189,25 @@ public final class Environment: @unchecked Sendable {
             let sizeAtStart = info.mapSize
             let result: R
             do {
+                try checkFileLength()
                 result = try body(txn)
             } catch {
                 mdb_txn_abort(raw)
-                unlockShared()
+                mapLock.unlockShared()
                 guard txn.ranOutOfSpace else { throw error }
+                try grow(beyond: sizeAtStart)
+                continue
+            }
+            if txn.ranOutOfSpace {
+                // `body` swallowed the map-full error; the transaction cannot commit, so grow and run it again.
+                mdb_txn_abort(raw)
+                mapLock.unlockShared()
                 try grow(beyond: sizeAtStart)
                 continue
             }
             // A commit frees the transaction whether it succeeds or fails.
             let commit = mdb_txn_commit(raw)
-            unlockShared()
+            mapLock.unlockShared()
             if commit == 0 { return result }
             guard commit == MDB_MAP_FULL else { throw LMDBError(code: commit) }
             try grow(beyond: sizeAtStart)
@@ -212,14 +245,19 @@ public final class Environment: @unchecked Sendable {
         if !kept { mdb_txn_abort(txn) }
     }
 
-    private func lockShared() {
-        mapLock.lockShared()
-        sharedHolds.value += 1
-    }
-
-    private func unlockShared() {
-        sharedHolds.value -= 1
-        mapLock.unlock()
+    /// Throws `truncated` when the data file is shorter than the pages the newest version uses: the file was cut
+    /// (a full disk, a bad copy), here or by another process, and reading those pages would raise `SIGBUS`.
+    /// Costs a comparison unless the file has grown since the last check.
+    private func checkFileLength() throws(LMDBError) {
+        let needed = (info.lastPage + 1) * pageSize
+        if needed <= checkedFileLength.load(ordering: .relaxed) { return }
+        var fd: mdb_filehandle_t = 0
+        try check(mdb_env_get_fd(handle, &fd))
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { throw .system(errno: errno) }
+        let length = Int(status.st_size)
+        guard length >= needed else { throw .truncated(expectedBytes: needed, actualBytes: length) }
+        checkedFileLength.store(length, ordering: .relaxed)
     }
 
     // MARK: Map size
@@ -227,17 +265,11 @@ public final class Environment: @unchecked Sendable {
     /// Numbers about the environment: map size, pages used, newest version, readers.
     public var info: EnvironmentInfo {
         var raw = MDB_envinfo()
-        mdb_env_info(handle, &raw)
+        // The meta pages live in the map, which a growth replaces: read them under the lock.
+        mapLock.withShared { _ = mdb_env_info(handle, &raw) }
         return EnvironmentInfo(
             mapSize: raw.me_mapsize, lastPage: raw.me_last_pgno, lastTransactionID: UInt64(raw.me_last_txnid),
             maxReaders: Int(raw.me_maxreaders), readersInUse: Int(raw.me_numreaders))
-    }
-
-    /// The size of a database page in bytes.
-    public var pageSize: Int {
-        var stat = MDB_stat()
-        mdb_env_stat(handle, &stat)
-        return Int(stat.ms_psize)
     }
 
     /// The longest key (and DUPSORT value) LMDB accepts, in bytes: 511 in a default build.
@@ -246,7 +278,9 @@ public final class Environment: @unchecked Sendable {
     /// Grows the map to at least `size` bytes. Waits for this process's transactions to finish.
     public func setMapSize(_ size: Int) throws(LMDBError) {
         try withMapExclusive { () throws(LMDBError) in
-            if info.mapSize < size { try check(mdb_env_set_mapsize(handle, size)) }
+            var raw = MDB_envinfo()
+            mdb_env_info(handle, &raw)
+            if raw.me_mapsize < size { try check(mdb_env_set_mapsize(handle, size)) }
         }
     }
 
@@ -271,9 +305,9 @@ public final class Environment: @unchecked Sendable {
 
     private func withMapExclusive(_ body: () throws(LMDBError) -> Void) throws(LMDBError) {
         // Waiting for the lock while this thread holds it shared (a write inside a read) would never end.
-        guard sharedHolds.value == 0 else { throw .mapFull }
+        guard !mapLock.isHeldShared else { throw .mapFull }
         mapLock.lockExclusive()
-        defer { mapLock.unlock() }
+        defer { mapLock.unlockExclusive() }
         try body()
     }
 
@@ -290,12 +324,16 @@ public final class Environment: @unchecked Sendable {
     /// Writes a consistent copy of the environment into the existing, empty directory `path`;
     /// with `compacting`, free pages are left out and the copy is as small as its data.
     public func copy(to path: String, compacting: Bool) throws(LMDBError) {
-        try check(mdb_env_copy2(handle, path, compacting ? UInt32(MDB_CP_COMPACT) : 0))
+        // The copy reads the map page by page: a growth must wait until it is done.
+        try mapLock.withShared { () throws(LMDBError) in
+            try checkFileLength()
+            try check(mdb_env_copy2(handle, path, compacting ? UInt32(MDB_CP_COMPACT) : 0))
+        }
     }
 
     /// Flushes buffers to disk; needed only with a relaxed `SyncMode`.
     public func sync() throws(LMDBError) {
-        try check(mdb_env_sync(handle, 1))
+        try mapLock.withShared { () throws(LMDBError) in try check(mdb_env_sync(handle, 1)) }
     }
 }
 

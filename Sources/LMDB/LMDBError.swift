@@ -52,6 +52,9 @@ public enum LMDBError: Error, Equatable, Sendable, CustomStringConvertible {
     case badDatabaseHandle
     /// An operating-system error (`errno`), such as `ENOENT`, `EACCES` or `ENOSPC`.
     case system(errno: Int32)
+    /// The data file is shorter than the pages its newest version uses (found before LMDB reads them, so no
+    /// `SIGBUS`): it was cut, by a full disk or a bad copy. Reported with LMDB's `MDB_CORRUPTED` code.
+    case truncated(expectedBytes: Int, actualBytes: Int)
 
     /// The error for a nonzero return code of an `mdb_*` call.
     public init(code: Int32) {
@@ -104,12 +107,16 @@ public enum LMDBError: Error, Equatable, Sendable, CustomStringConvertible {
         case .badValueSize: MDB_BAD_VALSIZE
         case .badDatabaseHandle: MDB_BAD_DBI
         case .system(let errno): errno
+        case .truncated: MDB_CORRUPTED
         }
     }
 
     /// LMDB's own message for the code (`mdb_strerror`), which covers `errno` values too.
     public var description: String {
-        String(cString: mdb_strerror(code))
+        if case .truncated(let expected, let actual) = self {
+            return "the data file is \(actual) bytes long, but its pages in use need \(expected) bytes"
+        }
+        return String(cString: mdb_strerror(code))
     }
 }
 

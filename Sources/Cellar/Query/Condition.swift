@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 
 /// A condition on a model's properties, made from key paths: `\.age >= 3 && \.name == "Taro"`.
 ///
@@ -145,17 +146,8 @@ extension Condition.Node {
 ///
 /// Every key component is self-delimiting and no component starts with `0xFF`, so "every key whose first
 /// component is `k`" is the range `[k, k ‖ 0xFF)`: one rule serves single and composite indexes alike.
-struct KeyRange: Sendable {
-    var lower: [UInt8]?
-    var upper: [UInt8]?
-
+extension KeyRange {
     static func equal(to key: [UInt8]) -> KeyRange { KeyRange(lower: key, upper: key.after) }
-
-    func contains(_ key: some Collection<UInt8>) -> Bool {
-        if let lower, key.lexicographicallyPrecedes(lower) { return false }
-        if let upper, !key.lexicographicallyPrecedes(upper) { return false }
-        return true
-    }
 }
 
 extension [UInt8] {

@@ -156,7 +156,9 @@ extension Query {
             for value in values where seen.insert(try distinctKey.key(value)).inserted { kept.append(value) }
             values = kept
         }
-        let end = limitCount.map { Swift.min(values.count, skipCount + $0) } ?? values.count
+        // `offset(1).limit(.max)` is a fair request: the end saturates instead of overflowing.
+        let end = limitCount.map { Swift.min(values.count - Swift.min(skipCount, values.count), $0) + skipCount }
+            ?? values.count
         return skipCount >= end ? [] : Array(values[skipCount..<end])
     }
 
@@ -183,34 +185,23 @@ extension Query {
         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws(StoreError) -> Bool
     ) throws(StoreError) {
         let txn = try context.lmdb
-        do {
+        try context.store.core.run("read") {
             switch plan.access {
             case .records:
-                try Self.walk(info.records, range: KeyRange(), descending: false, in: txn) {
-                    (key, value) throws(StoreError) in
-                    try body(key, value)
-                }
+                try txn.walk(info.records) { entry in try body(entry.key, entry.value) }
             case .indexRanges(let position, let ranges):
                 for range in plan.isDescending ? ranges.reversed() : ranges {
-                    let goOn = try Self.walk(
-                        info.indexes[position], range: range, descending: plan.isDescending, in: txn
-                    ) { (_, primaryKey) throws(StoreError) in
-                        try body(primaryKey, try Self.record(primaryKey, info: info, in: txn, context: context))
+                    let goOn = try txn.walk(info.indexes[position], range: range, descending: plan.isDescending) {
+                        entry in
+                        try body(entry.value, try Self.record(entry.value, info: info, in: txn, context: context))
                     }
                     if !goOn { return }
                 }
             case .indexOrder(let position):
-                try Self.walk(info.indexes[position], range: KeyRange(), descending: plan.isDescending, in: txn) {
-                    (_, primaryKey) throws(StoreError) in
-                    try body(primaryKey, try Self.record(primaryKey, info: info, in: txn, context: context))
+                try txn.walk(info.indexes[position], descending: plan.isDescending) { entry in
+                    try body(entry.value, try Self.record(entry.value, info: info, in: txn, context: context))
                 }
             }
-        } catch let error as StoreError {
-            throw error
-        } catch let error as LMDBError {
-            throw context.lmdbError(error, "read")
-        } catch {
-            throw .lmdb(code: 0, message: "\(error)")
         }
     }
 
@@ -225,39 +216,6 @@ extension Query {
                 reason: "an index of \(info.name) names id \(KeyEncoding.describe(primaryKey)), which has no record")
         }
         return found
-    }
-
-    /// Walks the entries of `database` within `range`, forwards or backwards, until `body` returns `false`;
-    /// returns whether it walked to the end.
-    @discardableResult
-    static func walk(
-        _ database: Database, range: KeyRange, descending: Bool, in txn: ReadTransaction,
-        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws(StoreError) -> Bool
-    ) throws -> Bool {
-        try txn.withCursor(database) { cursor in
-            if descending {
-                var entry: Entry?
-                if let upper = range.upper {
-                    entry = try upper.withUnsafeBytes { try cursor.seek(atLeast: $0) }
-                    entry = entry == nil ? try cursor.last() : try cursor.previous()
-                } else {
-                    entry = try cursor.last()
-                }
-                while let (key, value) = entry, range.lower.map({ !key.lexicographicallyPrecedes($0) }) ?? true {
-                    guard try body(key, value) else { return false }
-                    entry = try cursor.previous()
-                }
-            } else {
-                var entry =
-                    try range.lower.map { lower in try lower.withUnsafeBytes { try cursor.seek(atLeast: $0) } }
-                    ?? cursor.first()
-                while let (key, value) = entry, range.upper.map({ key.lexicographicallyPrecedes($0) }) ?? true {
-                    guard try body(key, value) else { return false }
-                    entry = try cursor.next()
-                }
-            }
-            return true
-        }
     }
 
     /// The count of an index range without reading records, when one indexed condition is the whole predicate.
@@ -276,26 +234,6 @@ extension Query {
     static func countEntries(
         in database: Database, ranges: [KeyRange], txn: ReadTransaction, context: any RecordContext, cap: Int
     ) throws(StoreError) -> Int {
-        var total = 0
-        do {
-            try txn.withCursor(database) { cursor in
-                for range in ranges where total < cap {
-                    var entry =
-                        try range.lower.map { lower in try lower.withUnsafeBytes { try cursor.seek(atLeast: $0) } }
-                        ?? cursor.first()
-                    while let (key, _) = entry, total < cap,
-                        range.upper.map({ key.lexicographicallyPrecedes($0) }) ?? true
-                    {
-                        total += try cursor.duplicateCount()
-                        entry = try cursor.nextKey()
-                    }
-                }
-            }
-        } catch let error as LMDBError {
-            throw context.lmdbError(error, "count")
-        } catch {
-            throw error as? StoreError ?? .lmdb(code: 0, message: "\(error)")
-        }
-        return total
+        try context.store.core.run("count") { try txn.countEntries(database, in: ranges, cap: cap) }
     }
 }

@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// A description of which records to read and how to shape them. Making one does no I/O; it runs when asked for
 /// `results()`, `first()`, `count()`, an aggregate, or `explain()`.
 ///
@@ -21,7 +15,7 @@ public struct Query<M: Model>: Sendable {
         case scope(ScopeToken)
     }
 
-    let source: Source
+    var source: Source
     var predicate: Condition<M>?
     var ordering: [SortKey<M>] = []
     var distinctKey: SortKey<M>?
@@ -84,7 +78,7 @@ public struct Query<M: Model>: Sendable {
         try run { (context) throws(StoreError) in
             Results(
                 try execute(in: context, info: context.store.info(for: M.self)),
-                version: StoreVersion(rawValue: try context.lmdb.id), query: self)
+                version: StoreVersion(rawValue: try context.lmdb.id), query: onStore(context.store))
         }
     }
 
@@ -117,6 +111,13 @@ public struct Query<M: Model>: Sendable {
             let info = try context.store.info(for: M.self)
             return describe(try plan(info: info, context: context), info: info)
         }
+    }
+
+    /// The same query on the newest committed version of `store`, wherever this one was made.
+    func onStore(_ store: Store) -> Query {
+        var query = self
+        query.source = .store(store)
+        return query
     }
 
     func run<R>(_ body: (any RecordContext) throws(StoreError) -> R) throws(StoreError) -> R {
@@ -179,19 +180,4 @@ struct SortKey<M: Model>: Sendable {
     }
 
     var name: String { Index<M>.propertyName(path) }
-}
-
-/// Ties a query to the transaction or snapshot it was made in, and refuses it anywhere else: on another thread,
-/// or once the closure has ended.
-final class ScopeToken: @unchecked Sendable {
-    // Read only after checking that the caller is on `thread`, the one thread that ever writes it.
-    private weak var scope: (any RecordContext)?
-    private let thread = pthread_self()
-
-    init(_ scope: any RecordContext) { self.scope = scope }
-
-    func context() throws(StoreError) -> any RecordContext {
-        guard pthread_equal(thread, pthread_self()) != 0, let scope else { throw .transactionEnded }
-        return scope
-    }
 }

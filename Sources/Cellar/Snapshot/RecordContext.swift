@@ -23,18 +23,14 @@ extension RecordContext {
     }
 
     func storedDictionary(for info: ModelInfo) throws(StoreError) -> KeyDictionary {
-        do {
-            guard let stored = try lmdb.get(store.core.meta, key: info.dictionaryKey) else { return .empty }
-            guard let dictionary = KeyDictionary.deserialize(stored) else {
-                throw StoreError.corruptedFile(
-                    path: store.core.path, reason: "the key dictionary of \(info.name) is damaged")
-            }
-            return dictionary
-        } catch let error as LMDBError {
-            throw lmdbError(error, "read")
-        } catch {
-            throw error as? StoreError ?? .lmdb(code: 0, message: "\(error)")
+        let txn = try lmdb
+        let stored: UnsafeRawBufferPointer?
+        do { stored = try txn.get(store.core.meta, key: info.dictionaryKey) } catch { throw lmdbError(error, "read") }
+        guard let stored else { return .empty }
+        guard let dictionary = KeyDictionary.deserialize(stored) else {
+            throw .corruptedFile(path: store.core.path, reason: "the key dictionary of \(info.name) is damaged")
         }
+        return dictionary
     }
 
     func primaryKey<M: Model>(_ id: M.ID, of type: M.Type) throws(StoreError) -> [UInt8] {

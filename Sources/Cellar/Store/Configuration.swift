@@ -27,6 +27,14 @@ public struct Configuration: Sendable {
         /// loses nothing, but a power loss may lose recent transactions and, on some filesystems, corrupt the
         /// file. For caches and tests only.
         case none
+
+        init(_ sync: SyncMode) {
+            switch sync {
+            case .full: self = .full
+            case .noMetaSync: self = .relaxed
+            case .noSync: self = .none
+            }
+        }
     }
 
     /// A configuration for `models`.
@@ -39,6 +47,23 @@ public struct Configuration: Sendable {
         self.durability = durability
         self.initialMapSize = initialMapSize
         self.maxReaders = maxReaders
+    }
+
+    /// Throws `configurationConflict` when the store is open in this process with settings that differ from
+    /// these. The initial map size is the first opening's: the map grows by itself, so it never conflicts.
+    func checkCompatible(withOpen open: EnvironmentOptions, path: String) throws(StoreError) {
+        let requested = environmentOptions
+        if open.sync != requested.sync {
+            throw .configurationConflict(
+                path: path,
+                reason: "it is open with durability \(Durability(open.sync)), and this configuration asks for "
+                    + "\(durability)")
+        }
+        if open.maxReaders != requested.maxReaders {
+            throw .configurationConflict(
+                path: path,
+                reason: "it is open with maxReaders \(open.maxReaders), and this configuration asks for \(maxReaders)")
+        }
     }
 
     var environmentOptions: EnvironmentOptions {

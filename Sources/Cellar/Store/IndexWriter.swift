@@ -4,9 +4,8 @@ import LMDB
 /// entries are the same whichever way they were made.
 struct IndexWriter {
     let model: String
-    let maxKeySize: Int
-    /// The store's folder, for error messages.
-    let path: String
+    /// The open file, for LMDB's key limit and for error messages.
+    let core: StoreCore
 
     /// The index entry of `value`, its key checked against LMDB's key limit.
     func entry<M: Model>(_ index: Index<M>, of value: M) throws(StoreError) -> (key: [UInt8], mustBeUnique: Bool) {
@@ -20,6 +19,7 @@ struct IndexWriter {
         } catch {
             throw .invalidKey(model: model, reason: "\(error)")
         }
+        let maxKeySize = core.environment.maxKeySize
         guard entry.key.count <= maxKeySize else {
             throw .keyTooLong(model: model, length: entry.key.count, limit: maxKeySize)
         }
@@ -31,7 +31,7 @@ struct IndexWriter {
         _ name: String, key: [UInt8], primaryKey: [UInt8], in database: Database, txn: ReadTransaction
     ) throws(StoreError) {
         let owner: UnsafeRawBufferPointer?
-        do { owner = try txn.get(database, key: key) } catch { throw StoreError(error, path: path, operation: "read") }
+        do { owner = try txn.get(database, key: key) } catch { throw core.error(error, "read") }
         if let owner, !owner.elementsEqual(primaryKey) {
             throw .uniqueConstraintViolated(model: model, index: name, value: KeyEncoding.describe(key))
         }
@@ -40,7 +40,7 @@ struct IndexWriter {
     /// Adds one entry. Index databases are DUPSORT, unique ones too, because `nil` values may repeat.
     func add(_ key: [UInt8], primaryKey: [UInt8], to database: Database, in txn: WriteTransaction) throws(StoreError) {
         do { try txn.put(database, key: key, value: primaryKey) } catch {
-            throw StoreError(error, path: path, operation: "write an index entry")
+            throw core.error(error, "write an index entry")
         }
     }
 
@@ -54,7 +54,7 @@ struct IndexWriter {
                 }
             }.get()
         } catch {
-            throw StoreError(error, path: path, operation: "remove an index entry")
+            throw core.error(error, "remove an index entry")
         }
     }
 }

@@ -71,11 +71,7 @@ public final class Store: Sendable {
     }
 
     func withSnapshot<R>(_ body: (Snapshot) throws(StoreError) -> R) throws(StoreError) -> R {
-        do {
-            return try read { snapshot in try body(snapshot) }
-        } catch {
-            throw error as? StoreError ?? .lmdb(code: 0, message: "\(error)")
-        }
+        try core.run("read") { try read { snapshot in try body(snapshot) } }
     }
 
     /// Runs `body` in one write transaction and commits it. If `body` throws, nothing it did is written.
@@ -141,18 +137,12 @@ public final class Store: Sendable {
     /// Writes a compacted copy of the store (free pages left out) into the folder at `directory`, which must
     /// not hold a store yet; it is created when missing.
     public func compact(to directory: URL) throws(StoreError) {
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        } catch {
-            throw .io(errno: EIO, operation: "create the folder", path: directory.path)
-        }
+        try FileSystem.createDirectories(at: directory)
         guard !FileManager.default.fileExists(atPath: directory.appendingPathComponent("data.mdb").path) else {
             throw .io(errno: EEXIST, operation: "write a compacted copy into", path: directory.path)
         }
-        do {
+        try core.run("write a compacted copy of the store into \(directory.path) from") {
             try core.environment.copy(to: directory.path, compacting: true)
-        } catch {
-            throw StoreError(error, path: directory.path, operation: "write a compacted copy into")
         }
     }
 

@@ -2,58 +2,31 @@ import Foundation
 import LMDB
 import Synchronization
 
-/// What a store keeps about one model: its databases and its key dictionary.
-final class ModelInfo: Sendable {
-    let name: String
-    let records: Database
-    /// The databases of the schema's indexes, in the schema's order.
-    let indexes: [Database]
-    /// Whether the schema numbers ids from a sequence (read once: a default schema is rebuilt on each access).
-    let numbersIDs: Bool
-    private let committedDictionary: Mutex<KeyDictionary>
-
-    init(name: String, records: Database, indexes: [Database], numbersIDs: Bool, dictionary: KeyDictionary) {
-        self.name = name
-        self.records = records
-        self.indexes = indexes
-        self.numbersIDs = numbersIDs
-        self.committedDictionary = Mutex(dictionary)
-    }
-
-    var dictionaryKey: [UInt8] { Array("keys/\(name)".utf8) }
-    var sequenceKey: [UInt8] { Array("seq/\(name)".utf8) }
-
-    /// The newest committed key dictionary this process knows.
-    var dictionary: KeyDictionary { committedDictionary.withLock { $0 } }
-
-    /// Adopts a committed dictionary when it knows more names than the current one.
-    func publish(_ newer: KeyDictionary) {
-        committedDictionary.withLock { if newer.names.count > $0.names.count { $0 = newer } }
-    }
-}
-
 /// One open store file, shared by every `Store` opened on its folder in this process (LMDB forbids opening a
 /// file twice in one process).
 final class StoreCore: Sendable {
     let environment: Environment
     let directory: URL
+    /// `directory.path`, kept because `URL.path` costs more than a write's index upkeep.
+    let path: String
     let meta: Database
     /// Models by stored name, shared across `Store` values opened on this folder with different configurations.
     private let modelsByName: Mutex<[String: ModelInfo]>
     /// Serialises `write` calls made with `await`, off the caller's thread.
     let writerQueue: DispatchQueue
-    /// A temporary folder removed when the core closes (`Store.inMemory`).
-    let removeOnClose: Bool
+    /// The key of this core in the registry of open files.
+    private let registryKey: String
 
     static let formatKey = Array("format".utf8)
     static let versionKey = Array("version".utf8)
     static let formatVersion: UInt8 = 1
 
-    private init(environment: Environment, directory: URL, meta: Database, removeOnClose: Bool) {
+    private init(environment: Environment, directory: URL, meta: Database, registryKey: String) {
         self.environment = environment
         self.directory = directory
+        self.path = directory.path
         self.meta = meta
-        self.removeOnClose = removeOnClose
+        self.registryKey = registryKey
         self.modelsByName = Mutex([:])
         self.writerQueue = DispatchQueue(label: "Cellar writer \(directory.path)", qos: .userInitiated)
         writerQueue.setSpecific(key: Self.writerQueueKey, value: ())
@@ -63,73 +36,134 @@ final class StoreCore: Sendable {
     static let writerQueueKey = DispatchSpecificKey<Void>()
 
     deinit {
-        if removeOnClose { try? FileManager.default.removeItem(at: directory) }
+        // The environment closes under the registry's lock, and only if no core opened since uses it: so an
+        // opening on another thread either reuses this environment or finds it closed, never a second one.
+        Self.registry.withLock { entries in
+            guard let entry = entries[registryKey], entry.environment === environment, entry.core == nil else {
+                return
+            }
+            entries[registryKey] = nil
+            environment.close()
+            if entry.removeOnClose { try? FileManager.default.removeItem(at: directory) }
+        }
     }
 
-    var path: String { directory.path }
+
+    /// The one place where failures of the layer below become `StoreError`s: runs `body`, passing `StoreError`s
+    /// through and describing `LMDBError`s with this store's path and limits.
+    func run<R>(_ operation: String, _ body: () throws -> R) throws(StoreError) -> R {
+        do {
+            return try body()
+        } catch {
+            throw .from(error, path: path, operation: operation, readerLimit: environment.options.maxReaders)
+        }
+    }
 
     func error(_ error: LMDBError, _ operation: String) -> StoreError {
-        StoreError(error, path: path, operation: operation)
+        StoreError(error, path: path, operation: operation, readerLimit: environment.options.maxReaders)
     }
 
     // MARK: Opening
 
-    private static let openCores = Mutex<[String: WeakCore]>([:])
+    /// One open environment per folder. The core is held weakly, so the file closes with the last `Store`; the
+    /// environment strongly, so that a core being released and a new one being opened share it.
+    private static let registry = Mutex<[String: RegistryEntry]>([:])
 
-    private struct WeakCore: @unchecked Sendable {
+    private struct RegistryEntry: @unchecked Sendable {
         weak var core: StoreCore?
+        let environment: Environment
+        let meta: Database
+        let removeOnClose: Bool
+    }
+
+    private static func registryKey(_ directory: URL) -> String {
+        directory.standardizedFileURL.resolvingSymlinksInPath().path
     }
 
     /// The open core for `directory`, or a newly opened one.
+    ///
+    /// - Throws: `StoreError.configurationConflict` when the folder is open in this process with settings that
+    ///   differ from `configuration`'s.
     static func open(
         directory: URL, configuration: Configuration, removeOnClose: Bool = false
     ) throws(StoreError) -> StoreCore {
-        let key = directory.standardizedFileURL.resolvingSymlinksInPath().path
-        return try openCores.withLock { (cores) throws(StoreError) -> StoreCore in
-            if let core = cores[key]?.core { return core }
-            let core = try StoreCore(opening: directory, configuration: configuration, removeOnClose: removeOnClose)
-            cores[key] = WeakCore(core: core)
+        let key = registryKey(directory)
+        return try registry.withLock { (entries) throws(StoreError) -> StoreCore in
+            if let entry = entries[key] {
+                try configuration.checkCompatible(withOpen: entry.environment.options, path: directory.path)
+                if let core = entry.core { return core }
+                let core = StoreCore(
+                    environment: entry.environment, directory: directory, meta: entry.meta, registryKey: key)
+                entries[key] = RegistryEntry(
+                    core: core, environment: entry.environment, meta: entry.meta, removeOnClose: entry.removeOnClose)
+                return core
+            }
+            let (environment, meta) = try openEnvironment(at: directory, configuration: configuration)
+            let core = StoreCore(environment: environment, directory: directory, meta: meta, registryKey: key)
+            entries[key] = RegistryEntry(
+                core: core, environment: environment, meta: meta, removeOnClose: removeOnClose)
             return core
         }
     }
 
     static func isOpen(_ directory: URL) -> Bool {
-        let key = directory.standardizedFileURL.resolvingSymlinksInPath().path
-        return openCores.withLock { $0[key]?.core != nil }
+        let key = registryKey(directory)
+        return registry.withLock { $0[key] != nil }
     }
 
-    private convenience init(
-        opening directory: URL, configuration: Configuration, removeOnClose: Bool
-    ) throws(StoreError) {
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        } catch {
-            throw .io(
-                errno: (error as NSError).code == NSFileWriteNoPermissionError ? EACCES : EIO,
-                operation: "create the folder", path: directory.path)
-        }
+    /// Opens the environment and checks that it is a Cellar store (or empty, and then makes it one), in one
+    /// write transaction: a file that is not a store is refused before anything is written to it.
+    private static func openEnvironment(
+        at directory: URL, configuration: Configuration
+    ) throws(StoreError) -> (Environment, Database) {
+        try FileSystem.createDirectories(at: directory)
+        let path = directory.path
         let environment: Environment
         do {
-            environment = try Environment(path: directory.path, options: configuration.environmentOptions)
+            environment = try Environment(path: path, options: configuration.environmentOptions)
         } catch {
-            throw StoreError(error, path: directory.path, operation: "open the store")
+            throw StoreError(
+                error, path: path, operation: "open the store", readerLimit: configuration.maxReaders)
         }
         let meta: Database
         do {
-            meta = try environment.write { try $0.createDatabase(named: "_meta") }
-        } catch let error as LMDBError {
-            throw StoreError(error, path: directory.path, operation: "open the store")
+            meta = try environment.write { txn in
+                let existing = try txn.openDatabase(named: "_meta")
+                if existing == nil, let main = try txn.openDatabase(named: nil),
+                    case let entries = try txn.statistics(main).entries, entries > 0
+                {
+                    throw StoreError.incompatibleFile(
+                        path: path,
+                        reason: "it is an LMDB environment of another program (\(entries) entries in its main "
+                            + "database and no Cellar format marker); it was left unchanged")
+                }
+                let meta = try txn.createDatabase(named: "_meta")
+                if let format = try txn.get(meta, key: formatKey) {
+                    guard format.count == 1, format[0] <= formatVersion else {
+                        throw StoreError.incompatibleFile(
+                            path: path, reason: "it was written by a newer version of Cellar")
+                    }
+                } else if try txn.statistics(meta).entries > 0 {
+                    throw StoreError.incompatibleFile(
+                        path: path,
+                        reason: "its _meta database has no Cellar format marker; it was left unchanged")
+                } else {
+                    try txn.put(meta, key: formatKey, value: [formatVersion])
+                }
+                return meta
+            }
         } catch {
-            throw .lmdb(code: 0, message: "\(error)")
+            environment.close()
+            throw .from(error, path: path, operation: "open the store", readerLimit: configuration.maxReaders)
         }
-        self.init(environment: environment, directory: directory, meta: meta, removeOnClose: removeOnClose)
+        return (environment, meta)
     }
 
-    /// Checks the file's format and schema version and opens each model's databases, in one write transaction.
+    /// Checks the file's schema version and opens each model's databases, in one write transaction.
     func register(_ configuration: Configuration) throws(StoreError) -> [ObjectIdentifier: ModelInfo] {
-        do {
-            let opened = try environment.write { txn in
-                try checkFormat(txn, schemaVersion: configuration.schemaVersion)
+        let opened = try run("open the store") {
+            try environment.write { txn in
+                try checkSchemaVersion(txn, schemaVersion: configuration.schemaVersion)
                 var infos: [ObjectIdentifier: ModelInfo] = [:]
                 var names: Set<String> = []
                 for type in configuration.models {
@@ -141,31 +175,18 @@ final class StoreCore: Sendable {
                 }
                 return infos
             }
-            // Handles opened in a transaction are valid only once it has committed: share them only now.
-            return modelsByName.withLock { models in
-                opened.mapValues { info in
-                    if let known = models[info.name] { return known }
-                    models[info.name] = info
-                    return info
-                }
+        }
+        // Handles opened in a transaction are valid only once it has committed: share them only now.
+        return modelsByName.withLock { models in
+            opened.mapValues { info in
+                if let known = models[info.name] { return known }
+                models[info.name] = info
+                return info
             }
-        } catch let error as StoreError {
-            throw error
-        } catch let error as LMDBError {
-            throw self.error(error, "open the store")
-        } catch {
-            throw .lmdb(code: 0, message: "\(error)")
         }
     }
 
-    private func checkFormat(_ txn: WriteTransaction, schemaVersion: Int) throws {
-        if let format = try txn.get(meta, key: Self.formatKey) {
-            guard format.count == 1, format[0] <= Self.formatVersion else {
-                throw StoreError.incompatibleFile(path: path, reason: "it was written by a newer version of Cellar")
-            }
-        } else {
-            try txn.put(meta, key: Self.formatKey, value: [Self.formatVersion])
-        }
+    private func checkSchemaVersion(_ txn: WriteTransaction, schemaVersion: Int) throws {
         if let stored = try txn.get(meta, key: Self.versionKey) {
             guard stored.count == 8 else {
                 throw StoreError.corruptedFile(path: path, reason: "the stored schema version is damaged")
@@ -183,7 +204,19 @@ final class StoreCore: Sendable {
     private func register<M: Model>(_ type: M.Type, in txn: WriteTransaction) throws -> ModelInfo {
         let schema = M.schema
         let name = schema.name
-        if let known = modelsByName.withLock({ $0[name] }) { return known }
+        if let known = modelsByName.withLock({ $0[name] }) {
+            // Two configurations open at once must agree on what a model's databases hold.
+            let declared = schema.indexes.map { $0.databaseName(model: name) }
+            guard known.indexNames == declared, known.numbersIDs == (schema.sequence != nil) else {
+                throw StoreError.configurationConflict(
+                    path: path,
+                    reason: "\(name) is open with indexes [\(known.indexNames.joined(separator: ", "))]"
+                        + (known.numbersIDs ? " and auto-increment ids" : "")
+                        + ", and this configuration declares [\(declared.joined(separator: ", "))]"
+                        + (schema.sequence != nil ? " and auto-increment ids" : ""))
+            }
+            return known
+        }
         let records = try txn.createDatabase(named: "r/\(name)")
         var dictionary = KeyDictionary.empty
         if let stored = try txn.get(meta, key: Array("keys/\(name)".utf8)) {
@@ -194,7 +227,9 @@ final class StoreCore: Sendable {
         }
         let indexes = try openIndexes(of: M.self, records: records, dictionary: dictionary, in: txn)
         return ModelInfo(
-            name: name, records: records, indexes: indexes, numbersIDs: schema.sequence != nil, dictionary: dictionary)
+            name: name, records: records, indexes: indexes,
+            indexNames: schema.indexes.map { $0.databaseName(model: name) }, numbersIDs: schema.sequence != nil,
+            dictionary: dictionary)
     }
 
     /// Opens the schema's index databases, building any that are new from the records already stored, and deletes
@@ -225,7 +260,7 @@ final class StoreCore: Sendable {
         }
         if !toBuild.isEmpty {
             let decoder = RecordDecoder()
-            let writer = IndexWriter(model: model, maxKeySize: environment.maxKeySize, path: path)
+            let writer = IndexWriter(model: model, core: self)
             try txn.withCursor(records) { cursor in
                 var entry = try cursor.first()
                 while let (key, bytes) = entry {

@@ -36,6 +36,11 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible, Loca
     case readersFull(limit: Int)
     /// The store is open in this process, so its files cannot be deleted.
     case storeInUse(path: String)
+    /// The store is open in this process with settings this configuration contradicts (durability, reader limit,
+    /// or a model's indexes): one file has one set of them.
+    case configurationConflict(path: String, reason: String)
+    /// A model's schema cannot be used as declared; the reason names the part and the way out.
+    case invalidSchema(model: String, reason: String)
     /// `write` was called inside another `write` on the same thread.
     case nestedWrite
     /// The store must grow, but this thread holds a read of it open (a `write` inside a `read`).
@@ -84,6 +89,11 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible, Loca
             "All \(limit) reader slots are in use. Keep reads short, or raise Configuration.maxReaders."
         case .storeInUse(let path):
             "The store at \(path) is open in this process. Release every Store for it before deleting it."
+        case .configurationConflict(let path, let reason):
+            "The store at \(path) is already open in this process with another configuration: \(reason). "
+                + "Share the Store that is open, or open it with the same settings."
+        case .invalidSchema(let model, let reason):
+            "The schema of \(model) cannot be used: \(reason)."
         case .nestedWrite:
             "write was called inside another write on the same thread. Do the work in the outer transaction."
         case .cannotGrowDuringRead:
@@ -104,16 +114,32 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible, Loca
 }
 
 extension StoreError {
-    /// The user-facing error for an LMDB failure at `path` while doing `operation`.
-    init(_ error: LMDBError, path: String, operation: String) {
+    /// The user-facing error for any failure below Cellar at `path` while doing `operation`: `StoreError`s pass
+    /// through, `LMDBError`s are translated.
+    static func from(_ error: any Error, path: String, operation: String, readerLimit: Int) -> StoreError {
         switch error {
+        case let error as StoreError: error
+        case let error as LMDBError: StoreError(error, path: path, operation: operation, readerLimit: readerLimit)
+        default: .lmdb(code: 0, message: String(describing: error))
+        }
+    }
+
+    /// The user-facing error for an LMDB failure at `path` while doing `operation`; `readerLimit` is the
+    /// environment's reader slot count, for `readersFull`.
+    init(_ error: LMDBError, path: String, operation: String, readerLimit: Int) {
+        switch error {
+        case .truncated(let expected, let actual):
+            self = .corruptedFile(
+                path: path,
+                reason: "data.mdb is \(actual) bytes long, but the pages it says are in use need \(expected) bytes; "
+                    + "it was cut short, by a full disk or an incomplete copy")
         case .corrupted, .pageNotFound, .panic:
             self = .corruptedFile(path: path, reason: error.description)
         case .invalidFile, .versionMismatch:
             self = .incompatibleFile(path: path, reason: error.description)
         case .incompatible where operation == "open the store":
             self = .incompatibleFile(path: path, reason: error.description)
-        case .readersFull: self = .readersFull(limit: 0)
+        case .readersFull: self = .readersFull(limit: readerLimit)
         case .transactionFull: self = .transactionTooLarge
         case .mapFull: self = .cannotGrowDuringRead
         case .system(let errno) where errno == EDEADLK: self = .nestedWrite

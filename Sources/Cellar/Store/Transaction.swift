@@ -123,18 +123,15 @@ public final class Transaction {
     public func deleteAll<M: Model>(_ type: M.Type) throws(StoreError) -> Int {
         let state = try state(for: type)
         var keys: [[UInt8]] = []
-        do {
-            try lmdb.withCursor(state.info.records) { cursor in
+        let txn = try lmdb
+        try store.core.run("delete") {
+            try txn.withCursor(state.info.records) { cursor in
                 var entry = try cursor.first()
                 while let (key, _) = entry {
                     keys.append(Array(key))
                     entry = try cursor.next()
                 }
             }
-        } catch let error as LMDBError {
-            throw lmdbError(error, "delete")
-        } catch {
-            throw error as? StoreError ?? .lmdb(code: 0, message: "\(error)")
         }
         for key in keys { try deleteRecord(M.self, key: key, state: state) }
         return keys.count
@@ -209,7 +206,7 @@ public final class Transaction {
     }
 
     private func indexWriter(_ state: ModelWriteState) -> IndexWriter {
-        IndexWriter(model: state.info.name, maxKeySize: store.core.environment.maxKeySize, path: store.core.path)
+        IndexWriter(model: state.info.name, core: store.core)
     }
 
     // MARK: Internals

@@ -1,0 +1,35 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// File operations whose failures must name the real cause: Foundation reports most of them as one generic error.
+enum FileSystem {
+    /// Creates the folder at `directory` and any missing parents, as `mkdir -p` does.
+    ///
+    /// - Throws: `StoreError.io` with `ENOTDIR` when a part of the path is a file, `EEXIST` when the path itself is a
+    ///   file, or the `errno` of the `mkdir` that failed.
+    static func createDirectories(at directory: URL) throws(StoreError) {
+        let target = directory.standardizedFileURL.path
+        var prefix = target.hasPrefix("/") ? "" : "."
+        let parts = target.split(separator: "/", omittingEmptySubsequences: true)
+        for (position, part) in parts.enumerated() {
+            prefix += "/" + part
+            let isLast = position == parts.count - 1
+            var status = stat()
+            if stat(prefix, &status) == 0 {
+                if status.st_mode & S_IFMT == S_IFDIR { continue }
+                throw isLast
+                    ? .io(errno: EEXIST, operation: "use as the store's folder (it is a file)", path: prefix)
+                    : .io(
+                        errno: ENOTDIR, operation: "create the store's folder \(target) under", path: prefix)
+            }
+            if mkdir(prefix, 0o755) != 0, errno != EEXIST {
+                throw .io(errno: errno, operation: "create the folder", path: prefix)
+            }
+        }
+    }
+}

@@ -1,0 +1,7 @@
+/// A committed version of the store: LMDB's transaction ID. Later versions compare greater.
+public struct StoreVersion: RawRepresentable, Comparable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: UInt64
+    public init(rawValue: UInt64) { self.rawValue = rawValue }
+    public static func < (lhs: StoreVersion, rhs: StoreVersion) -> Bool { lhs.rawValue < rhs.rawValue }
+    public var description: String { "v\(rawValue)" }
+}

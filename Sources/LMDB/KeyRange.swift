@@ -1,0 +1,77 @@
+/// Keys from `lower` (included) up to `upper` (excluded), compared byte by byte as LMDB compares them; a missing
+/// bound is open.
+public struct KeyRange: Sendable, Hashable {
+    public var lower: [UInt8]?
+    public var upper: [UInt8]?
+
+    public init(lower: [UInt8]? = nil, upper: [UInt8]? = nil) {
+        self.lower = lower
+        self.upper = upper
+    }
+
+    /// Whether `key` lies in the range.
+    public func contains(_ key: some Collection<UInt8>) -> Bool {
+        if let lower, key.lexicographicallyPrecedes(lower) { return false }
+        if let upper, !key.lexicographicallyPrecedes(upper) { return false }
+        return true
+    }
+}
+
+extension ReadTransaction {
+    /// Hands `body` the entries of `database` whose keys lie in `range`, in key order (backwards when
+    /// `descending`), until `body` returns `false`. Returns whether it walked to the end of the range.
+    @discardableResult
+    public func walk(
+        _ database: Database, range: KeyRange = KeyRange(), descending: Bool = false,
+        _ body: (Entry) throws -> Bool
+    ) throws -> Bool {
+        try withCursor(database) { cursor in
+            if descending {
+                var entry: Entry?
+                if let upper = range.upper {
+                    entry = try upper.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+                    entry = entry == nil ? try cursor.last() : try cursor.previous()
+                } else {
+                    entry = try cursor.last()
+                }
+                while let found = entry, range.lower.map({ !found.key.lexicographicallyPrecedes($0) }) ?? true {
+                    guard try body(found) else { return false }
+                    entry = try cursor.previous()
+                }
+            } else {
+                var entry = try cursor.seek(atLeast: range.lower)
+                while let found = entry, range.upper.map({ found.key.lexicographicallyPrecedes($0) }) ?? true {
+                    guard try body(found) else { return false }
+                    entry = try cursor.next()
+                }
+            }
+            return true
+        }
+    }
+
+    /// How many entries of `database` lie in `ranges`, counted up to about `cap`: one step per distinct key, each
+    /// key's duplicates counted by LMDB without visiting them.
+    public func countEntries(_ database: Database, in ranges: [KeyRange], cap: Int = .max) throws -> Int {
+        var total = 0
+        try withCursor(database) { cursor in
+            for range in ranges where total < cap {
+                var entry = try cursor.seek(atLeast: range.lower)
+                while let found = entry, total < cap,
+                    range.upper.map({ found.key.lexicographicallyPrecedes($0) }) ?? true
+                {
+                    total += try cursor.duplicateCount()
+                    entry = try cursor.nextKey()
+                }
+            }
+        }
+        return total
+    }
+}
+
+extension Cursor {
+    /// The first entry whose key is at least `key`, or the first entry when `key` is `nil`.
+    func seek(atLeast key: [UInt8]?) throws(LMDBError) -> Entry? {
+        guard let key else { return try first() }
+        return try key.withUnsafeBytes { raw in Result { () throws(LMDBError) in try seek(atLeast: raw) } }.get()
+    }
+}
