@@ -81,13 +81,47 @@ public final class Environment: @unchecked Sendable {
     /// The data file's length when last found long enough for every page in use.
     private let checkedFileLength = Atomic<Int>(0)
     private let closed = Atomic<Bool>(false)
+    /// The folder's identity in `openFolders`.
+    private let folder: FolderIdentity
+
+    /// The folders this process has an environment open in: LMDB's locks break when one process opens a file
+    /// twice, so a second opening is refused instead.
+    private static let openFolders = Mutex<Set<FolderIdentity>>([])
+
+    private struct FolderIdentity: Hashable {
+        let device: UInt64
+        let inode: UInt64
+    }
 
     /// Opens (creating when missing) the environment in the directory at `path`, which must exist.
     ///
     /// Stale reader slots of processes that died are cleared (`mdb_reader_check`).
     ///
-    /// - Throws: `LMDBError.truncated` when the data file is shorter than its pages in use.
+    /// - Throws: `LMDBError.truncated` when the data file is shorter than its pages in use;
+    ///   `alreadyOpen` when this process has an environment open in the folder.
     public init(path: String, options: EnvironmentOptions = .init()) throws(LMDBError) {
+        var status = stat()
+        guard stat(path, &status) == 0 else { throw .system(errno: errno) }
+        let folder = FolderIdentity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+        guard Self.openFolders.withLock({ $0.insert(folder).inserted }) else { throw .alreadyOpen }
+        self.folder = folder
+        do {
+            (handle, pageSize) = try Self.open(path: path, options: options)
+        } catch {
+            _ = Self.openFolders.withLock { $0.remove(folder) }
+            throw error
+        }
+        self.path = path
+        self.options = options
+        do {
+            try checkFileLength()
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    private static func open(path: String, options: EnvironmentOptions) throws(LMDBError) -> (OpaquePointer, Int) {
         var env: OpaquePointer?
         try check(mdb_env_create(&env))
         guard let env else { throw .system(errno: ENOMEM) }
@@ -110,16 +144,7 @@ public final class Environment: @unchecked Sendable {
             mdb_env_close(env)
             throw error
         }
-        self.handle = env
-        self.path = path
-        self.options = options
-        self.pageSize = Int(stat.ms_psize)
-        do {
-            try checkFileLength()
-        } catch {
-            close()
-            throw error
-        }
+        return (env, Int(stat.ms_psize))
     }
 
     deinit { close() }
@@ -130,6 +155,7 @@ public final class Environment: @unchecked Sendable {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         for idle in idleReaders.withLock({ $0 }) { mdb_txn_abort(idle.txn) }
         mdb_env_close(handle)
+        _ = Self.openFolders.withLock { $0.remove(folder) }
     }
 
     // MARK: Transactions

@@ -55,6 +55,9 @@ public enum LMDBError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The data file is shorter than the pages its newest version uses (found before LMDB reads them, so no
     /// `SIGBUS`): it was cut, by a full disk or a bad copy. Reported with LMDB's `MDB_CORRUPTED` code.
     case truncated(expectedBytes: Int, actualBytes: Int)
+    /// This process has an environment open in the folder already; a second one would break LMDB's locks.
+    /// Reported with `EBUSY`.
+    case alreadyOpen
 
     /// The error for a nonzero return code of an `mdb_*` call.
     public init(code: Int32) {
@@ -108,6 +111,7 @@ public enum LMDBError: Error, Equatable, Sendable, CustomStringConvertible {
         case .badDatabaseHandle: MDB_BAD_DBI
         case .system(let errno): errno
         case .truncated: MDB_CORRUPTED
+        case .alreadyOpen: EBUSY
         }
     }
 
@@ -116,6 +120,7 @@ public enum LMDBError: Error, Equatable, Sendable, CustomStringConvertible {
         if case .truncated(let expected, let actual) = self {
             return "the data file is \(actual) bytes long, but its pages in use need \(expected) bytes"
         }
+        if case .alreadyOpen = self { return "this process has the environment open already" }
         return String(cString: mdb_strerror(code))
     }
 }

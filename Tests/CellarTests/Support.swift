@@ -3,7 +3,7 @@ import Foundation
 @testable import Cellar
 
 /// A fresh folder under the system's temporary directory, removed when released.
-final class TemporaryFolder {
+final class TemporaryFolder: Sendable {
     let url: URL
 
     init() {

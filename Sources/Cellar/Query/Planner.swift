@@ -157,7 +157,8 @@ extension Query {
             values = kept
         }
         // `offset(1).limit(.max)` is a fair request: the end saturates instead of overflowing.
-        let end = limitCount.map { Swift.min(values.count - Swift.min(skipCount, values.count), $0) + skipCount }
+        let end =
+            limitCount.map { Swift.min(values.count - Swift.min(skipCount, values.count), $0) + skipCount }
             ?? values.count
         return skipCount >= end ? [] : Array(values[skipCount..<end])
     }

@@ -48,19 +48,18 @@ final class StoreCore: Sendable {
         }
     }
 
-
     /// The one place where failures of the layer below become `StoreError`s: runs `body`, passing `StoreError`s
     /// through and describing `LMDBError`s with this store's path and limits.
     func run<R>(_ operation: String, _ body: () throws -> R) throws(StoreError) -> R {
         do {
             return try body()
         } catch {
-            throw .from(error, path: path, operation: operation, readerLimit: environment.options.maxReaders)
+            throw .from(error, path: path, operation: operation, readerLimit: environment.info.maxReaders)
         }
     }
 
     func error(_ error: LMDBError, _ operation: String) -> StoreError {
-        StoreError(error, path: path, operation: operation, readerLimit: environment.options.maxReaders)
+        StoreError(error, path: path, operation: operation, readerLimit: environment.info.maxReaders)
     }
 
     // MARK: Opening
