@@ -275,8 +275,18 @@ final class KeyEncoder: Encoder {
 // MARK: - Reading keys back, for messages
 
 extension KeyEncoding {
-    /// A readable form of key bytes, such as `42`, `"Taro"` or `(3, "Taro")`, for error messages and tools.
+    /// A readable form of key bytes, such as `42`, `"Taro"` or `(3, "Taro")`, for error messages and tools; a long
+    /// key is cut to its start and its length, so a damaged key never floods a message.
     static func describe(_ key: some Collection<UInt8>) -> String {
+        let text = describeWhole(key)
+        guard text.count > describedLength else { return text }
+        return text.prefix(describedLength) + "… (\(key.count) bytes)"
+    }
+
+    /// How many characters of a described key a message quotes.
+    static let describedLength = 64
+
+    private static func describeWhole(_ key: some Collection<UInt8>) -> String {
         var bytes = ArraySlice(key)
         var parts: [String] = []
         while let tag = bytes.popFirst() {
@@ -296,7 +306,8 @@ extension KeyEncoding {
                 parts.append(tag == Tag.date.rawValue ? "\(Date(timeIntervalSinceReferenceDate: value))" : "\(value)")
             case .string, .bytes, .url:
                 guard let raw = popEscaped(&bytes) else { return hex(key) }
-                parts.append(tag == Tag.bytes.rawValue ? hex(raw) : "\"\(String(decoding: raw, as: UTF8.self))\"")
+                parts.append(
+                    tag == Tag.bytes.rawValue ? hex(raw) : String(decoding: raw, as: UTF8.self).debugDescription)
             case .uuid:
                 guard bytes.count >= 16 else { return hex(key) }
                 let raw = Array(bytes.prefix(16))
@@ -331,7 +342,8 @@ extension KeyEncoding {
         return nil
     }
 
-    private static func hex(_ bytes: some Sequence<UInt8>) -> String {
-        "0x" + bytes.map { String(format: "%02x", $0) }.joined()
+    private static func hex(_ bytes: some Collection<UInt8>) -> String {
+        "0x" + bytes.prefix(describedLength / 2).map { String(format: "%02x", $0) }.joined()
+            + (bytes.count > describedLength / 2 ? "…" : "")
     }
 }

@@ -94,12 +94,12 @@ final class RecordDecoder {
             return unsafeBitCast(try uuid(at: offset, key: key), to: T.self)
         } else if T.self == URL.self {
             let text = try string(at: offset, type: .url, key: key)
-            guard let url = URL(string: text) else { throw corrupted(key, "\"\(text)\" is not a valid URL") }
+            guard let url = URL(string: text) else { throw corrupted(key, "\(quoted(text)) is not a valid URL") }
             return unsafeBitCast(url, to: T.self)
         } else if T.self == Decimal.self {
             let text = try string(at: offset, type: .decimal, key: key)
             guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
-                throw corrupted(key, "\"\(text)\" is not a valid Decimal")
+                throw corrupted(key, "\(quoted(text)) is not a valid Decimal")
             }
             return unsafeBitCast(decimal, to: T.self)
         }
@@ -725,6 +725,11 @@ private struct NoKey: CodingKey {
 }
 
 private let noKey = NoKey()
+
+/// `text` in quotes, escaped, and cut after 64 characters: stored text quoted in an error may be damaged.
+func quoted(_ text: String) -> String {
+    text.count <= 64 ? text.debugDescription : String(text.prefix(64)).debugDescription + "…"
+}
 
 /// The coding key of a list element.
 struct IndexKey: CodingKey {

@@ -1,0 +1,248 @@
+import Foundation
+import LMDB
+import Testing
+
+@testable import Cellar
+
+/// A store with `count` dogs in `folder`, closed again.
+func makeStore(in folder: TemporaryFolder, dogs count: Int, indexed: Bool = false) throws {
+    let store = try folder.store([Dog.self])
+    try store.write { tx in
+        for number in 0..<count {
+            try tx.insert(Dog(name: "dog \(number) " + String(repeating: "x", count: 40), age: number % 20))
+        }
+    }
+}
+
+private func dataFile(_ folder: TemporaryFolder) -> URL { folder.url.appendingPathComponent("data.mdb") }
+
+private func truncate(_ file: URL, to length: Int) throws {
+    let handle = try FileHandle(forWritingTo: file)
+    try handle.truncate(atOffset: UInt64(length))
+    try handle.close()
+}
+
+@Suite("Damaged and foreign files")
+struct DamagedFileTests {
+    // MARK: Truncation
+
+    @Test func aStoreCutToHalfItsSizeIsCorruptedFileBeforeAnythingIsRead() throws {
+        let folder = TemporaryFolder()
+        try makeStore(in: folder, dogs: 5_000)
+        let file = dataFile(folder)
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int)
+        try truncate(file, to: size / 2)
+        do {
+            _ = try folder.store([Dog.self])
+            Issue.record("a truncated store opened")
+        } catch let error as StoreError {
+            guard case .corruptedFile(let path, let reason) = error else {
+                Issue.record("expected corruptedFile, got \(error)")
+                return
+            }
+            #expect(path == folder.url.path)
+            #expect(reason.contains("is \(size / 2) bytes long"))
+            #expect(reason.contains("need \(size) bytes"))
+            #expect(error.description.contains("Restore it from a backup or delete it"))
+        }
+    }
+
+    /// The check runs again when the file grows after the store opened (here by this process's own commits, which
+    /// is what another process's commit looks like from here): a read never reaches a page past the end.
+    @Test func aFileCutAfterItGrewIsRefusedAtTheNextRead() throws {
+        let folder = TemporaryFolder()
+        let environment = try Environment(path: folder.url.path)
+        defer { environment.close() }
+        let database = try environment.write { try $0.createDatabase(named: "d") }
+        let checkedLength = try environment.read { _ in
+            try FileManager.default.attributesOfItem(atPath: dataFile(folder).path)[.size] as? Int ?? 0
+        }
+        try environment.write { txn in
+            for number in 0..<2_000 {
+                try txn.put(database, key: Array("key \(number)".utf8), value: Array(repeating: 7, count: 500))
+            }
+        }
+        let needed = (environment.info.lastPage + 1) * environment.pageSize
+        #expect(needed > checkedLength + 8 * environment.pageSize)
+        try truncate(dataFile(folder), to: needed - 4 * environment.pageSize)
+        #expect(
+            throws: LMDBError.truncated(expectedBytes: needed, actualBytes: needed - 4 * environment.pageSize)
+        ) {
+            try environment.read { txn in try txn.walk(database) { _ in true } }
+        }
+    }
+
+    // MARK: Foreign files
+
+    /// An LMDB environment of another program, with named databases or only a main database, is refused and left
+    /// byte for byte as it was.
+    @Test(arguments: [true, false])
+    func aForeignLMDBEnvironmentIsRefusedAndLeftUnchanged(named: Bool) throws {
+        let folder = TemporaryFolder()
+        do {
+            let environment = try Environment(path: folder.url.path)
+            try environment.write { txn in
+                let database =
+                    named
+                    ? try txn.createDatabase(named: "users") : try #require(try txn.openDatabase(named: nil))
+                for number in 0..<100 {
+                    try txn.put(database, key: Array("user \(number)".utf8), value: Array("name".utf8))
+                }
+            }
+            environment.close()
+        }
+        let before = try Data(contentsOf: dataFile(folder))
+        do {
+            _ = try folder.store([Dog.self])
+            Issue.record("a foreign environment opened as a store")
+        } catch let error as StoreError {
+            guard case .incompatibleFile(_, let reason) = error else {
+                Issue.record("expected incompatibleFile, got \(error)")
+                return
+            }
+            #expect(reason.contains("another program"))
+        }
+        #expect(try Data(contentsOf: dataFile(folder)) == before)
+        #expect(!StoreCore.isOpen(folder.url))
+    }
+
+    /// Files that are not LMDB at all, or LMDB with a patched magic number or version, keep their typed errors and
+    /// their bytes.
+    @Test(arguments: ["random", "sqlite", "magic", "version"])
+    func filesThatAreNotStoresAreIncompatible(kind: String) throws {
+        let folder = TemporaryFolder()
+        var bytes: [UInt8]
+        switch kind {
+        case "random":
+            var generator = SeededGenerator(seed: 42)
+            bytes = (0..<65_536).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        case "sqlite":
+            bytes = Array("SQLite format 3\0".utf8) + [UInt8](repeating: 0, count: 8_192)
+        default:
+            try makeStore(in: folder, dogs: 10)
+            bytes = Array(try Data(contentsOf: dataFile(folder)))
+            // Both meta pages start with a 16-byte page header, then the magic (4 bytes) and the version (4 bytes).
+            let offset = kind == "magic" ? 16 : 20
+            for page in [0, 4_096] { bytes[page + offset] ^= 0x5A }
+            try FileManager.default.removeItem(at: folder.url.appendingPathComponent("lock.mdb"))
+        }
+        try Data(bytes).write(to: dataFile(folder))
+        #expect {
+            _ = try folder.store([Dog.self])
+        } throws: { error in
+            guard case .incompatibleFile = error as? StoreError else { return false }
+            return true
+        }
+        #expect(Array(try Data(contentsOf: dataFile(folder))) == bytes)
+    }
+
+    // MARK: Paths and settings
+
+    @Test func aFolderPathThatIsAFileSaysSo() throws {
+        let folder = TemporaryFolder()
+        let file = folder.url.appendingPathComponent("plain-file")
+        try Data("x".utf8).write(to: file)
+        #expect {
+            try Store(at: file, configuration: .init(models: [Dog.self]))
+        } throws: { error in
+            guard case .io(let code, _, let path) = error as? StoreError else { return false }
+            return code == EEXIST && path == file.path && "\(error)".contains("it is a file")
+        }
+        let below = file.appendingPathComponent("store")
+        #expect {
+            try Store(at: below, configuration: .init(models: [Dog.self]))
+        } throws: { error in
+            guard case .io(let code, _, let path) = error as? StoreError else { return false }
+            return code == ENOTDIR && path == file.path && "\(error)".contains("Not a directory")
+        }
+    }
+
+    @Test func aSecondOpeningWithOtherSettingsIsAConflictNamingBoth() throws {
+        let folder = TemporaryFolder()
+        let first = try Store(at: folder.url, configuration: .init(models: [Dog.self], durability: .full))
+        #expect {
+            try Store(at: folder.url, configuration: .init(models: [Dog.self], durability: .none))
+        } throws: { error in
+            guard case .configurationConflict(_, let reason) = error as? StoreError else { return false }
+            return reason.contains("durability full") && reason.contains("asks for none")
+        }
+        #expect {
+            try Store(at: folder.url, configuration: .init(models: [Dog.self], maxReaders: 9))
+        } throws: { error in
+            guard case .configurationConflict(_, let reason) = error as? StoreError else { return false }
+            return reason.contains("maxReaders 512") && reason.contains("asks for 9")
+        }
+        // The same settings share the open file; another initial map size is no conflict (the map grows anyway).
+        let second = try Store(at: folder.url, configuration: .init(models: [Dog.self], initialMapSize: 1 << 20))
+        #expect(second.core === first.core)
+    }
+
+    /// Two Swift types stored as one model must agree on its indexes while both are open (before, the second got
+    /// the first's model info and crashed with "Index out of range" querying through its extra index).
+    @Test func twoOpenConfigurationsThatDisagreeOnAModelsIndexesAreAConflict() throws {
+        struct Plain: Model {
+            var id: Int
+            var name: String
+            static var schema: Schema<Plain> { Schema(name: "Pet") }
+        }
+        struct Indexed: Model {
+            var id: Int
+            var name: String
+            static var schema: Schema<Indexed> { Schema(name: "Pet", indexes: [.index(\.name)]) }
+        }
+        let folder = TemporaryFolder()
+        let first = try folder.store([Plain.self])
+        try first.write { tx in try tx.insert(Plain(id: 1, name: "Rex")) }
+        #expect {
+            try folder.store([Indexed.self])
+        } throws: { error in
+            guard case .configurationConflict(_, let reason) = error as? StoreError else { return false }
+            return reason.contains("Pet is open with indexes []") && reason.contains("[i/Pet.name]")
+        }
+        #expect(try first.objects(Plain.self).results().count == 1)
+    }
+
+    @Test func readersFullNamesTheRealLimit() throws {
+        let folder = TemporaryFolder()
+        let store = try Store(at: folder.url, configuration: .init(models: [Dog.self], maxReaders: 2))
+        #expect(throws: StoreError.readersFull(limit: 2)) {
+            try store.read { _ in try store.read { _ in try store.read { _ in } } }
+        }
+        #expect(StoreError.readersFull(limit: 2).description.hasPrefix("All 2 reader slots are in use."))
+    }
+
+    /// Messages quote a short, escaped start of a long or damaged value.
+    @Test func descriptionsQuoteOnlyAShortPrefixOfLongValues() throws {
+        struct Member: Model {
+            var id: Int
+            var email: String
+            static var schema: Schema<Member> { Schema(indexes: [.unique(\.email)]) }
+        }
+        let store = try Store.inMemory(.init(models: [Member.self]))
+        let long = String(repeating: "é\n", count: 100)
+        try store.write { tx in try tx.insert(Member(id: 1, email: long)) }
+        do {
+            try store.write { tx in try tx.insert(Member(id: 2, email: long)) }
+            Issue.record("a duplicate unique value was accepted")
+        } catch let error as StoreError {
+            #expect(error.description.count < 300)
+            #expect(error.description.contains("\\n"))
+            #expect(error.description.contains("bytes)"))
+        }
+        #expect(KeyEncoding.describe([UInt8](repeating: 0xEE, count: 65_000)).count < 100)
+    }
+}
+
+/// A random number generator that gives the same numbers for the same seed (SplitMix64), so a failing damaged
+/// file can be made again from the seed its test prints.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var mixed = state
+        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
+        return mixed ^ (mixed >> 31)
+    }
+}
