@@ -142,6 +142,11 @@ final class KeyEncoder: Encoder {
         } else if T.self == Decimal.self {
             throw KeyEncoding.Failure.unsupported(
                 "Decimal has no order-preserving key form; store and index its Double or an integer of cents")
+        } else if let unordered = value as? any UnorderedKeyCollection {
+            // A set's iteration order depends on its capacity and the process's hash seed: equal sets must give
+            // one key, so the elements' keys are sorted.
+            for element in try unordered.sortedElementKeys() { key.append(contentsOf: element) }
+            key.append(KeyEncoding.Tag.end.rawValue)
         } else {
             let outer = openArrays
             openArrays = 0
@@ -269,6 +274,25 @@ final class KeyEncoder: Encoder {
             return encoder.unkeyedContainer()
         }
         mutating func superEncoder() -> any Encoder { encoder }
+    }
+}
+
+/// A collection whose order is not part of its value (`Set`, `Dictionary`): its key is its elements' keys in
+/// sorted order, so equal collections always have one key.
+protocol UnorderedKeyCollection {
+    func sortedElementKeys() throws -> [[UInt8]]
+}
+
+extension Set: UnorderedKeyCollection where Element: Encodable {
+    func sortedElementKeys() throws -> [[UInt8]] {
+        try map { try KeyEncoding.key($0) }.sorted { $0.lexicographicallyPrecedes($1) }
+    }
+}
+
+extension Dictionary: UnorderedKeyCollection where Key: Encodable, Value: Encodable {
+    /// Each entry is its key's key followed by its value's key, so the keys alone decide the order.
+    func sortedElementKeys() throws -> [[UInt8]] {
+        try map { try KeyEncoding.key($0.key) + KeyEncoding.key($0.value) }.sorted { $0.lexicographicallyPrecedes($1) }
     }
 }
 

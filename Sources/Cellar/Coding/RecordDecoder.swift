@@ -20,6 +20,8 @@ final class RecordDecoder {
         var cursors: [Int] = []
         /// Set while decoding, so a decoder is never reused from inside its own work.
         var busy = false
+        /// Counts the records decoded, so a container kept past its record is refused, not read.
+        var generation = 0
     }
 
     private let state: UnsafeMutablePointer<State>
@@ -35,6 +37,25 @@ final class RecordDecoder {
         state.pointee.cursors.append(offset)
         return state.pointee.cursors.count - 1
     }
+
+    /// The record being decoded, for containers to check they still belong to it.
+    fileprivate var generation: Int { state.pointee.generation }
+
+    /// Throws when a container of record `generation` is used after that record's decoding returned: the bytes it
+    /// pointed into are gone.
+    @inline(__always)
+    fileprivate func checkAlive(_ generation: Int) throws {
+        guard state.pointee.busy, state.pointee.generation == generation else {
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: [],
+                    debugDescription: "a decoding container was used after the decoding it belongs to had returned"))
+        }
+    }
+
+    /// The offset of a value that is not in the record (`superDecoder(forKey:)` of an absent key): it reads as `nil`,
+    /// as Foundation's JSON decoder reads an absent super value as `null`.
+    fileprivate static let absent = -1
 
     /// A tag the key dictionary does not have yet: another writer added it. The caller reloads the dictionary.
     struct UnknownKeyTag: Error {}
@@ -69,6 +90,7 @@ final class RecordDecoder {
                     debugDescription: "the record does not start with format version \(RecordFormat.version)"))
         }
         state.pointee.busy = true
+        state.pointee.generation &+= 1
         state.pointee.bytes = bytes
         state.pointee.dictionary = dictionary
         state.pointee.position = 0
@@ -98,6 +120,7 @@ final class RecordDecoder {
             return unsafeBitCast(url, to: T.self)
         } else if T.self == Decimal.self {
             let text = try string(at: offset, type: .decimal, key: key)
+            if text == "NaN" { return unsafeBitCast(Decimal.nan, to: T.self) }
             guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
                 throw corrupted(key, "\(quoted(text)) is not a valid Decimal")
             }
@@ -132,7 +155,8 @@ final class RecordDecoder {
 
     @inline(__always)
     private func valueType(at offset: Int) throws(ReadFailure) -> RecordFormat.ValueType {
-        guard offset < bytes.count else { throw .truncated }
+        if offset == Self.absent { return .null }
+        guard offset >= 0, offset < bytes.count else { throw .truncated }
         guard let type = RecordFormat.ValueType(rawValue: bytes[offset]) else { throw .unknownType }
         return type
     }
@@ -387,6 +411,7 @@ extension RecordDecoder: Decoder {
 
 private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let decoder: RecordDecoder
+    let generation: Int
     let start: Int
     let end: Int
     let slot: Int
@@ -398,6 +423,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     private func find<K: CodingKey>(name: String, intValue: Int?, key: K) throws -> Int? {
+        try decoder.checkAlive(generation)
         do {
             let expected = decoder.cursor(slot)
             if expected < end {
@@ -439,6 +465,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     var allKeys: [Key] {
+        guard (try? decoder.checkAlive(generation)) != nil else { return [] }
         var keys: [Key] = []
         var offset = start
         while offset < end,
@@ -542,20 +569,19 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         return UnkeyedContainer(decoder: decoder, offset: start, end: end, count: count, path: codingPath + [key])
     }
 
+    // An absent super value reads as `nil`, as in Foundation's JSON decoder.
     func superDecoder() throws -> any Decoder {
-        guard let offset = try find(name: "super", intValue: nil, key: noKey) else {
-            throw DecodingError.keyNotFound(
-                IndexKey(0), .init(codingPath: codingPath, debugDescription: "the record has no \"super\" value"))
-        }
-        return SuperDecoder(decoder: decoder, offset: offset)
+        SuperDecoder(
+            decoder: decoder, offset: try find(name: "super", intValue: nil, key: noKey) ?? RecordDecoder.absent)
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
-        SuperDecoder(decoder: decoder, offset: try require(key))
+        SuperDecoder(decoder: decoder, offset: try find(key) ?? RecordDecoder.absent)
     }
 
     init(decoder: RecordDecoder, start: Int, end: Int, slot: Int, path: [any CodingKey]) {
         self.decoder = decoder
+        self.generation = decoder.generation
         self.start = start
         self.end = end
         self.slot = slot
@@ -565,6 +591,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
 private struct UnkeyedContainer: UnkeyedDecodingContainer {
     let decoder: RecordDecoder
+    let generation: Int
     var offset: Int
     let end: Int
     let total: Int
@@ -573,6 +600,7 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
 
     init(decoder: RecordDecoder, offset: Int, end: Int, count: Int, path: [any CodingKey]) {
         self.decoder = decoder
+        self.generation = decoder.generation
         self.offset = offset
         self.end = end
         self.total = count
@@ -584,6 +612,7 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
 
     /// The offset of the next element, moving past it.
     private mutating func next() throws -> (offset: Int, key: IndexKey) {
+        try decoder.checkAlive(generation)
         let key = IndexKey(currentIndex)
         guard !isAtEnd, offset < end else {
             throw DecodingError.valueNotFound(
@@ -600,6 +629,7 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
     }
 
     mutating func decodeNil() throws -> Bool {
+        try decoder.checkAlive(generation)
         guard !isAtEnd, try decoder.isNull(at: offset, key: IndexKey(currentIndex)) else { return false }
         _ = try next()
         return true
@@ -665,13 +695,23 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
 
 private struct SingleValueContainer: SingleValueDecodingContainer {
     let decoder: RecordDecoder
-    let offset: Int
+    let generation: Int
+    private let position: Int
     let codingPath: [any CodingKey]
 
     init(decoder: RecordDecoder, offset: Int, path: [any CodingKey]) {
         self.decoder = decoder
-        self.offset = offset
+        self.generation = decoder.generation
+        self.position = offset
         self.codingPath = path
+    }
+
+    /// The value's offset, once the container is known to belong to the record being decoded.
+    private var offset: Int {
+        get throws {
+            try decoder.checkAlive(generation)
+            return position
+        }
     }
 
     func decodeNil() -> Bool { (try? decoder.isNull(at: offset, key: noKey)) ?? false }

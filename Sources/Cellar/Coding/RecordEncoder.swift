@@ -3,9 +3,12 @@ import Foundation
 /// Encodes a `Codable` value into the record format of `RecordFormat`, in one pass, into one reusable buffer.
 ///
 /// Containers are written as a stream: a container's header is patched with its length when a write reaches a
-/// container further out, or when the record ends. Writing to a container after one of its outer containers has
-/// been written to again (legal in `Codable`, used by no synthesized code) is refused with an error rather than
-/// producing a damaged record.
+/// container further out, or when the record ends. What a record written so cannot hold is refused with an
+/// `EncodingError`, never stored unreadable or changed: writing to a container after a container around it (or a
+/// sibling) has been written to since, a key written twice in one container, a super encoder written to after its
+/// container moved on, a single-value container written twice, or nesting deeper than a reader accepts. All are
+/// legal in `Codable` and used by no synthesized code. A super encoder that is never written to stores an empty
+/// container, as Foundation's JSON encoder stores `{}`.
 final class RecordEncoder {
     private(set) var buffer: [UInt8] = []
     /// The key dictionary the record's tags refer to, and the names this encoder has added to it.
@@ -20,9 +23,16 @@ final class RecordEncoder {
 
     /// Open containers, innermost last.
     private var open: [OpenContainer] = []
-    /// Counts values as they start, so a second request for a container by the same value finds the first.
+    /// Counts values as they start, so a second request for a container by the same value finds the first, and a
+    /// container or super encoder can tell whether it is still the one being written.
     private var valueSerial = 0
     private var currentValue = (serial: 0, depth: 0)
+    /// How many values enclose the one being written: refused at `RecordFormat.maximumDepth`, as readers do.
+    private var valueDepth = 0
+    /// A super encoder handed out whose value is not written yet, and the container its entry is in.
+    private var pendingSuper: (serial: Int, depth: Int)?
+    /// The last value a single-value container wrote, so a second write to it is refused.
+    private var singleValueWritten = -1
     private var misuse: String?
 
     struct OpenContainer {
@@ -30,6 +40,14 @@ final class RecordEncoder {
         var count: UInt32
         let isDictionary: Bool
         let ownerSerial: Int
+        /// Keys written so far: tags below 64 as bits, anything else by name.
+        var lowTags: UInt64 = 0
+        var otherKeys: Set<String>? = nil
+    }
+
+    /// Records the first way the value is being written wrongly; `encode` throws it at the end.
+    private func refuse(_ reason: @autoclosure () -> String) {
+        if misuse == nil { misuse = reason() }
     }
 
     init(dictionary: KeyDictionary) {
@@ -60,7 +78,11 @@ final class RecordEncoder {
         open.removeAll(keepingCapacity: true)
         keySequence = 0
         misuse = nil
+        valueDepth = 0
+        pendingSuper = nil
+        singleValueWritten = -1
         try encodeValue(value)
+        fillPendingSuper()
         closeContainers(downTo: 0)
         if let misuse { throw EncodingError.invalidValue(value, .init(codingPath: [], debugDescription: misuse)) }
         return buffer
@@ -81,14 +103,27 @@ final class RecordEncoder {
         } else if T.self == Decimal.self {
             putBytes(.decimal, unsafeBitCast(value, to: Decimal.self).description.utf8)
         } else {
+            guard valueDepth < RecordFormat.maximumDepth - 1, open.count < RecordFormat.maximumDepth - 1 else {
+                throw EncodingError.invalidValue(
+                    value,
+                    .init(
+                        codingPath: [],
+                        debugDescription: "the value is nested more than \(RecordFormat.maximumDepth - 2) levels "
+                            + "deep, deeper than a record may be read back"))
+            }
             let outer = currentValue
             valueSerial += 1
             currentValue = (valueSerial, open.count)
+            valueDepth += 1
+            defer {
+                valueDepth -= 1
+                currentValue = outer
+            }
             let start = buffer.count
             try value.encode(to: self)
+            fillPendingSuper()
             // A value that wrote nothing still needs a value in the record: an empty keyed container.
             if buffer.count == start { _ = openContainer(isDictionary: false) }
-            currentValue = outer
         }
     }
 
@@ -131,21 +166,31 @@ final class RecordEncoder {
 
     // MARK: Containers
 
-    /// Makes the container at `depth` the innermost open one, closing finished inner ones.
-    /// Returns `false` when that container was closed already (out-of-order use).
+    /// Makes the container at `depth` opened by value `serial` the innermost open one, closing finished inner
+    /// ones. Returns `false` when that container was closed already (out-of-order use).
     @inline(__always)
-    func activate(depth: Int) -> Bool {
+    func activate(depth: Int, serial: Int) -> Bool {
+        fillPendingSuper()
         if open.count - 1 > depth { closeContainers(downTo: depth + 1) }
-        guard open.count - 1 == depth else {
-            misuse = misuse ?? "a container was written to after a container around it had moved on"
+        guard open.count - 1 == depth, open[depth].ownerSerial == serial else {
+            refuse("a container was written to after a container around it, or beside it, had moved on")
             return false
         }
         return true
     }
 
+    /// The serial of the value that opened the container at `depth`.
+    func serial(at depth: Int) -> Int { depth < open.count ? open[depth].ownerSerial : -1 }
+
+    /// The depth of a container that refuses every write: what a super encoder used wrongly hands out, after the
+    /// misuse is recorded.
+    let discardDepth = Int.max
+
     /// Opens a container for the current value, or returns the one it opened already (class hierarchies ask
     /// again through `super.encode(to:)`). Returns its depth.
     func openContainer(isDictionary: Bool, unkeyed: Bool = false) -> Int {
+        fillPendingSuper()
+        if singleValueWritten == currentValue.serial { refuse("a value wrote a single value and a container") }
         let depth = currentValue.depth
         if open.count > depth, open[depth].ownerSerial == currentValue.serial {
             closeContainers(downTo: depth + 1)
@@ -186,10 +231,72 @@ final class RecordEncoder {
 
     @inline(__always) func countEntry(depth: Int) { open[depth].count += 1 }
 
+    // MARK: Super encoders and single values
+
+    /// Reserves the value of the entry just keyed or appended in the container at `depth` for a super encoder;
+    /// returns the token the super encoder claims it with.
+    func reserveSuperSlot(depth: Int) -> Int {
+        valueSerial += 1
+        pendingSuper = (valueSerial, depth)
+        return valueSerial
+    }
+
+    /// Gives the super encoder `token` its slot, if nothing has been written since it was reserved. The value it
+    /// writes next belongs to the slot's entry.
+    func claimSuperSlot(_ token: Int) -> Bool {
+        guard let pending = pendingSuper, pending.serial == token, open.count - 1 == pending.depth else {
+            refuse("a super encoder was written to after its container had moved on, or twice")
+            return false
+        }
+        pendingSuper = nil
+        return true
+    }
+
+    /// The entry of a super encoder that nobody wrote to gets an empty keyed container, as JSON gets `{}`.
+    @inline(__always)
+    private func fillPendingSuper() {
+        guard let pending = pendingSuper else { return }
+        pendingSuper = nil
+        if open.count - 1 > pending.depth { closeContainers(downTo: pending.depth + 1) }
+        put(.keyed)
+        buffer.append(contentsOf: repeatElement(0, count: RecordFormat.containerHeaderSize))
+    }
+
+    /// Runs `body` as the value of the super encoder `token`'s entry, with a serial of its own.
+    func asSuperValue<R>(_ token: Int, _ body: () -> R) -> R? {
+        guard claimSuperSlot(token) else { return nil }
+        let outer = currentValue
+        valueSerial += 1
+        currentValue = (valueSerial, open.count)
+        defer { currentValue = outer }
+        return body()
+    }
+
+    /// The serial a single-value container of the current value writes under.
+    var currentSerial: Int { currentValue.serial }
+
+    /// Whether a single-value container made for value `serial` may write now: that value is still the one being
+    /// written, and has not written yet.
+    func beginSingleValue(serial: Int) -> Bool {
+        fillPendingSuper()
+        guard currentValue.serial == serial, singleValueWritten != serial else {
+            refuse("a single-value container was written twice, or after its value was done")
+            return false
+        }
+        if open.count > currentValue.depth, open[currentValue.depth].ownerSerial == serial {
+            refuse("a value wrote a container and a single value")
+            return false
+        }
+        singleValueWritten = serial
+        return true
+    }
+
     /// Writes the key of an entry in the keyed container at `depth`.
     func putKey(_ name: String, intValue: Int?, depth: Int) {
         if open[depth].isDictionary {
-            if let int = intValue {
+            // Only a key whose text is its number's own spelling is stored as a number: "007" and "+1" in a
+            // `[String: V]` stay text, so they neither change nor collide with "7" and "1".
+            if let int = intValue, String(int) == name {
                 buffer.append(3)
                 Varint.append(UInt64(bitPattern: Int64((int << 1) ^ (int >> (Int.bitWidth - 1)))), to: &buffer)
             } else {
@@ -197,10 +304,28 @@ final class RecordEncoder {
                 Varint.append(UInt64(utf8.count) << 2 | 1, to: &buffer)
                 buffer.append(contentsOf: utf8)
             }
+            noteKey(inline: name, depth: depth)
         } else {
-            Varint.append(UInt64(tag(for: name)) << 1, to: &buffer)
+            let tag = tag(for: name)
+            Varint.append(UInt64(tag) << 1, to: &buffer)
+            if tag < 64 {
+                let bit = UInt64(1) << tag
+                if open[depth].lowTags & bit != 0 {
+                    refuse("the key \(quoted(name)) was written twice in one container")
+                }
+                open[depth].lowTags |= bit
+            } else {
+                noteKey(inline: name, depth: depth)
+            }
         }
         open[depth].count += 1
+    }
+
+    private func noteKey(inline name: String, depth: Int) {
+        if open[depth].otherKeys == nil { open[depth].otherKeys = [] }
+        if open[depth].otherKeys?.insert(name).inserted == false {
+            refuse("the key \(quoted(name)) was written twice in one container")
+        }
     }
 
     private func tag(for name: String) -> UInt32 {
@@ -231,27 +356,38 @@ extension RecordEncoder: Encoder {
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        let depth = openContainer(isDictionary: Key.self == RecordFormat.dictionaryKeyType)
-        return KeyedEncodingContainer(KeyedContainer(encoder: self, depth: depth))
+        KeyedEncodingContainer(
+            KeyedContainer(
+                encoder: self, depth: openContainer(isDictionary: Key.self == RecordFormat.dictionaryKeyType)))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
         UnkeyedContainer(encoder: self, depth: openContainer(isDictionary: false, unkeyed: true))
     }
 
-    func singleValueContainer() -> any SingleValueEncodingContainer { SingleValueContainer(encoder: self) }
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        SingleValueContainer(encoder: self, serial: currentSerial)
+    }
 }
 
 private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     let encoder: RecordEncoder
     let depth: Int
+    /// The value that opened the container, so a sibling at the same depth is not mistaken for it.
+    let serial: Int
     var codingPath: [any CodingKey] { [] }
+
+    init(encoder: RecordEncoder, depth: Int) {
+        self.encoder = encoder
+        self.depth = depth
+        self.serial = encoder.serial(at: depth)
+    }
 
     @inline(__always)
     private func key(_ key: Key) -> Bool { named(key.stringValue, intValue: key.intValue) }
 
     private func named(_ name: String, intValue: Int?) -> Bool {
-        guard encoder.activate(depth: depth) else { return false }
+        guard encoder.activate(depth: depth, serial: serial) else { return false }
         encoder.putKey(name, intValue: intValue, depth: depth)
         return true
     }
@@ -337,29 +473,31 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
 
     mutating func superEncoder() -> any Encoder {
         _ = named("super", intValue: nil)
-        return SuperEncoder(encoder: encoder)
+        return SuperEncoder(encoder: encoder, token: encoder.reserveSuperSlot(depth: depth))
     }
 
     mutating func superEncoder(forKey k: Key) -> any Encoder {
         _ = key(k)
-        return SuperEncoder(encoder: encoder)
+        return SuperEncoder(encoder: encoder, token: encoder.reserveSuperSlot(depth: depth))
     }
 }
 
 private struct UnkeyedContainer: UnkeyedEncodingContainer {
     let encoder: RecordEncoder
     let depth: Int
+    let serial: Int
     var codingPath: [any CodingKey] { [] }
     private(set) var count = 0
 
     init(encoder: RecordEncoder, depth: Int) {
         self.encoder = encoder
         self.depth = depth
+        self.serial = encoder.serial(at: depth)
     }
 
     @inline(__always)
     private mutating func element() -> Bool {
-        guard encoder.activate(depth: depth) else { return false }
+        guard encoder.activate(depth: depth, serial: serial) else { return false }
         encoder.countEntry(depth: depth)
         count += 1
         return true
@@ -397,43 +535,59 @@ private struct UnkeyedContainer: UnkeyedEncodingContainer {
 
     mutating func superEncoder() -> any Encoder {
         _ = element()
-        return SuperEncoder(encoder: encoder)
+        return SuperEncoder(encoder: encoder, token: encoder.reserveSuperSlot(depth: depth))
     }
 }
 
+/// Writes one value: the current value's own (`serial`), or a super encoder's entry (`superToken`).
 private struct SingleValueContainer: SingleValueEncodingContainer {
     let encoder: RecordEncoder
+    var serial = 0
+    var superToken: Int?
     var codingPath: [any CodingKey] { [] }
 
-    mutating func encodeNil() { encoder.putNil() }
-    mutating func encode(_ value: Bool) { encoder.putBool(value) }
-    mutating func encode(_ value: String) { encoder.putString(value) }
-    mutating func encode(_ value: Double) { encoder.putDouble(value) }
-    mutating func encode(_ value: Float) { encoder.putFloat(value) }
-    mutating func encode(_ value: Int) { encoder.putInt(value) }
-    mutating func encode(_ value: Int8) { encoder.putInt8(value) }
-    mutating func encode(_ value: Int16) { encoder.putInt16(value) }
-    mutating func encode(_ value: Int32) { encoder.putInt32(value) }
-    mutating func encode(_ value: Int64) { encoder.putInt64(value) }
-    mutating func encode(_ value: UInt) { encoder.putUInt(value) }
-    mutating func encode(_ value: UInt8) { encoder.putUInt8(value) }
-    mutating func encode(_ value: UInt16) { encoder.putUInt16(value) }
-    mutating func encode(_ value: UInt32) { encoder.putUInt32(value) }
-    mutating func encode(_ value: UInt64) { encoder.putUInt64(value) }
-    mutating func encode<T: Encodable>(_ value: T) throws { try encoder.encodeValue(value) }
+    /// Whether this write may go ahead: the first and only one, while its value is being written.
+    private func begin() -> Bool {
+        if let superToken { return encoder.claimSuperSlot(superToken) }
+        return encoder.beginSingleValue(serial: serial)
+    }
+
+    mutating func encodeNil() { if begin() { encoder.putNil() } }
+    mutating func encode(_ value: Bool) { if begin() { encoder.putBool(value) } }
+    mutating func encode(_ value: String) { if begin() { encoder.putString(value) } }
+    mutating func encode(_ value: Double) { if begin() { encoder.putDouble(value) } }
+    mutating func encode(_ value: Float) { if begin() { encoder.putFloat(value) } }
+    mutating func encode(_ value: Int) { if begin() { encoder.putInt(value) } }
+    mutating func encode(_ value: Int8) { if begin() { encoder.putInt8(value) } }
+    mutating func encode(_ value: Int16) { if begin() { encoder.putInt16(value) } }
+    mutating func encode(_ value: Int32) { if begin() { encoder.putInt32(value) } }
+    mutating func encode(_ value: Int64) { if begin() { encoder.putInt64(value) } }
+    mutating func encode(_ value: UInt) { if begin() { encoder.putUInt(value) } }
+    mutating func encode(_ value: UInt8) { if begin() { encoder.putUInt8(value) } }
+    mutating func encode(_ value: UInt16) { if begin() { encoder.putUInt16(value) } }
+    mutating func encode(_ value: UInt32) { if begin() { encoder.putUInt32(value) } }
+    mutating func encode(_ value: UInt64) { if begin() { encoder.putUInt64(value) } }
+    mutating func encode<T: Encodable>(_ value: T) throws { if begin() { try encoder.encodeValue(value) } }
 }
 
-/// The encoder `superEncoder()` returns: the value the superclass writes is the entry's value.
+/// The encoder `superEncoder()` returns: the value the superclass writes is the entry's value. It must write
+/// before anything else is written to the container it came from; if it never writes, the entry holds an empty
+/// container.
 private struct SuperEncoder: Encoder {
     let encoder: RecordEncoder
+    let token: Int
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        KeyedEncodingContainer(KeyedContainer(encoder: encoder, depth: encoder.openNestedContainer(unkeyed: false)))
+        let depth = encoder.asSuperValue(token) { encoder.openContainer(isDictionary: false) }
+        return KeyedEncodingContainer(KeyedContainer(encoder: encoder, depth: depth ?? encoder.discardDepth))
     }
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        UnkeyedContainer(encoder: encoder, depth: encoder.openNestedContainer(unkeyed: true))
+        let depth = encoder.asSuperValue(token) { encoder.openContainer(isDictionary: false, unkeyed: true) }
+        return UnkeyedContainer(encoder: encoder, depth: depth ?? encoder.discardDepth)
     }
-    func singleValueContainer() -> any SingleValueEncodingContainer { SingleValueContainer(encoder: encoder) }
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        SingleValueContainer(encoder: encoder, superToken: token)
+    }
 }

@@ -171,7 +171,8 @@ struct ByteReader {
     init(_ base: UnsafeRawBufferPointer, offset: Int = 0, end: Int? = nil) {
         self.base = base
         self.offset = offset
-        self.end = end ?? base.count
+        // Never past the bytes themselves, whatever a caller's bounds say.
+        self.end = Swift.min(end ?? base.count, base.count)
     }
 
     var isAtEnd: Bool { offset >= end }

@@ -17,9 +17,12 @@ public struct Index<M: Model>: Sendable {
     /// A record's key components, one per path.
     let components: @Sendable (M) throws -> [[UInt8]]
 
-    private init(paths: [PartialKeyPath<M>], unique: Bool, components: @escaping @Sendable (M) throws -> [[UInt8]]) {
+    private init(
+        paths: [PartialKeyPath<M>], unique: Bool, name: String?,
+        components: @escaping @Sendable (M) throws -> [[UInt8]]
+    ) {
         self.keyPaths = paths
-        self.name = paths.map(Self.propertyName).joined(separator: "+")
+        self.name = name ?? paths.map(Self.propertyName).joined(separator: "+")
         self.isUnique = unique
         self.components = components
     }
@@ -32,6 +35,10 @@ public struct Index<M: Model>: Sendable {
         return (key, isUnique && !parts.contains(KeyEncoding.nilComponent))
     }
 
+    /// Whether the name comes from a key path to a computed property, which Swift describes by an address that
+    /// changes with every launch: such an index would be dropped and rebuilt at every open.
+    var hasUnstableName: Bool { name.contains("<computed") }
+
     /// The property name of a key path (`\Dog.owner.name` → `owner.name`).
     static func propertyName(_ path: AnyKeyPath) -> String {
         let text = String(describing: path)
@@ -39,31 +46,32 @@ public struct Index<M: Model>: Sendable {
         return String(text[text.index(after: dot)...])
     }
 
-    /// An index on one property.
-    public static func index<V: Encodable & Sendable>(_ path: KeyPath<M, V> & Sendable) -> Index {
-        Index(paths: [path], unique: false) { [try KeyEncoding.key($0[keyPath: path])] }
+    /// An index on one property. `name` names its database; it defaults to the property's name and must be
+    /// given for a computed property, whose key path has no stable name.
+    public static func index<V: Encodable & Sendable>(_ path: KeyPath<M, V> & Sendable, name: String? = nil) -> Index {
+        Index(paths: [path], unique: false, name: name) { [try KeyEncoding.key($0[keyPath: path])] }
     }
 
     /// An index on two properties, ordered by the first, then the second.
     public static func index<A: Encodable & Sendable, B: Encodable & Sendable>(
-        _ first: KeyPath<M, A> & Sendable, _ second: KeyPath<M, B> & Sendable
+        _ first: KeyPath<M, A> & Sendable, _ second: KeyPath<M, B> & Sendable, name: String? = nil
     ) -> Index {
-        Index(paths: [first, second], unique: false) {
+        Index(paths: [first, second], unique: false, name: name) {
             [try KeyEncoding.key($0[keyPath: first]), try KeyEncoding.key($0[keyPath: second])]
         }
     }
 
     /// A unique index on one property: a second record with the same value is refused with
     /// `StoreError.uniqueConstraintViolated`.
-    public static func unique<V: Encodable & Sendable>(_ path: KeyPath<M, V> & Sendable) -> Index {
-        Index(paths: [path], unique: true) { [try KeyEncoding.key($0[keyPath: path])] }
+    public static func unique<V: Encodable & Sendable>(_ path: KeyPath<M, V> & Sendable, name: String? = nil) -> Index {
+        Index(paths: [path], unique: true, name: name) { [try KeyEncoding.key($0[keyPath: path])] }
     }
 
     /// A unique index on two properties together.
     public static func unique<A: Encodable & Sendable, B: Encodable & Sendable>(
-        _ first: KeyPath<M, A> & Sendable, _ second: KeyPath<M, B> & Sendable
+        _ first: KeyPath<M, A> & Sendable, _ second: KeyPath<M, B> & Sendable, name: String? = nil
     ) -> Index {
-        Index(paths: [first, second], unique: true) {
+        Index(paths: [first, second], unique: true, name: name) {
             [try KeyEncoding.key($0[keyPath: first]), try KeyEncoding.key($0[keyPath: second])]
         }
     }

@@ -50,6 +50,7 @@ final class StoreCore: Sendable {
 
     /// The one place where failures of the layer below become `StoreError`s: runs `body`, passing `StoreError`s
     /// through and describing `LMDBError`s with this store's path and limits.
+    @discardableResult
     func run<R>(_ operation: String, _ body: () throws -> R) throws(StoreError) -> R {
         do {
             return try body()
@@ -203,6 +204,12 @@ final class StoreCore: Sendable {
     private func register<M: Model>(_ type: M.Type, in txn: WriteTransaction) throws -> ModelInfo {
         let schema = M.schema
         let name = schema.name
+        if let unnamed = schema.indexes.first(where: \.hasUnstableName) {
+            throw StoreError.invalidSchema(
+                model: name,
+                reason: "an index on a computed property has no name that stays the same across launches "
+                    + "(\(quoted(unnamed.name))); give it one: .index(\\.property, name: \"…\")")
+        }
         if let known = modelsByName.withLock({ $0[name] }) {
             // Two configurations open at once must agree on what a model's databases hold.
             let declared = schema.indexes.map { $0.databaseName(model: name) }

@@ -144,14 +144,43 @@ public final class Transaction {
         -> Bool
     {
         let txn = try writable
-        let old = try indexedOld(M.self, key: key, state: state)
+        let old: M?
+        var damaged = false
+        do {
+            old = try indexedOld(M.self, key: key, state: state)
+        } catch .decodingFailed {
+            // A record that no longer decodes can still be deleted: its index entries are found by their value.
+            old = nil
+            damaged = true
+        }
         let deleted: Bool
         do { deleted = try txn.delete(state.info.records, key: key) } catch { throw lmdbError(error, "delete") }
         guard deleted else { return false }
-        let indexChanges = try planIndexChanges(old: old, new: nil, primaryKey: key, state: state)
-        try apply(indexChanges, primaryKey: key, state: state)
+        if damaged {
+            try removeIndexEntries(pointingTo: key, state: state)
+        } else {
+            try apply(
+                try planIndexChanges(old: old, new: nil, primaryKey: key, state: state), primaryKey: key, state: state)
+        }
         changes.record(.deleted, key: key, model: state.info.name)
         return true
+    }
+
+    /// Removes every index entry that names `primaryKey`, reading each index whole: the way to clean up after a
+    /// record whose values cannot be decoded to find its entries.
+    private func removeIndexEntries(pointingTo primaryKey: [UInt8], state: ModelWriteState) throws(StoreError) {
+        let txn = try writable
+        let writer = indexWriter(state)
+        for database in state.info.indexes {
+            var found: [[UInt8]] = []
+            try store.core.run("read an index") {
+                try txn.walk(database) { entry in
+                    if entry.value.elementsEqual(primaryKey) { found.append(Array(entry.key)) }
+                    return true
+                }
+            }
+            for key in found { try writer.remove(key, primaryKey: primaryKey, from: database, in: txn) }
+        }
     }
 
     /// The stored record at `key`, when the model has indexes whose entries for it must be found again.
