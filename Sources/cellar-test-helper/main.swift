@@ -1,7 +1,11 @@
-// A second process for Cellar's tests: inserts auto-numbered tickets into a store that the test process is
-// writing at the same time, and prints the ids it was given, one per line.
+// A second process for Cellar's tests, for what one process cannot show about itself: writes from two processes at
+// once, commits that survive a kill -9, and reads of damaged files that might crash.
 //
-// Usage: cellar-test-helper <store folder> <count>
+// Usage:
+//   cellar-test-helper <store folder> <count>     insert <count> tickets, print their ids, one per line
+//   cellar-test-helper write-until-killed <folder> insert tickets one durable transaction each, printing each id
+//                                                 once its commit has returned, until killed
+//   cellar-test-helper read-pets <folder>         read every pet, by scan and by index, and print what was found
 import Cellar
 import Foundation
 
@@ -11,20 +15,57 @@ struct Ticket: Model {
     static let schema = Schema<Ticket>(autoIncrement: true)
 }
 
-let arguments = CommandLine.arguments
-guard arguments.count == 3, let count = Int(arguments[2]) else {
-    FileHandle.standardError.write(Data("usage: cellar-test-helper <store folder> <count>\n".utf8))
-    exit(2)
+/// The model of the damaged-file tests (`PageCheckTests.Pet`).
+struct Pet: Model {
+    var id: Int64 = 0
+    var name: String
+    var age: Int
+    var photo: Data = Data()
+    static let schema = Schema<Pet>(autoIncrement: true, indexes: [.index(\.age), .index(\.name)])
 }
 
-do {
-    let store = try Store(at: URL(fileURLWithPath: arguments[1]), configuration: .init(models: [Ticket.self]))
-    var ids: [Int64] = []
-    for _ in 0..<count {
-        ids.append(try store.write { tx in try tx.insert(Ticket(writer: "helper")).id })
-    }
-    print(ids.map(String.init).joined(separator: "\n"))
-} catch {
-    FileHandle.standardError.write(Data("cellar-test-helper: \(error)\n".utf8))
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("cellar-test-helper: \(message)\n".utf8))
     exit(1)
+}
+
+let arguments = CommandLine.arguments
+switch (arguments.count, arguments.count > 1 ? arguments[1] : "") {
+case (3, "write-until-killed"):
+    do {
+        let store = try Store(at: URL(fileURLWithPath: arguments[2]), configuration: .init(models: [Ticket.self]))
+        while true {
+            let id = try store.write { tx in try tx.insert(Ticket(writer: "helper")).id }
+            // Unbuffered: a line the test reads is a commit that returned.
+            FileHandle.standardOutput.write(Data("\(id)\n".utf8))
+        }
+    } catch {
+        fail("\(error)")
+    }
+case (3, "read-pets"):
+    // Prints "ok <records> <sum of ids> <indexed>" or "error <description>"; a crash shows as a signal.
+    do {
+        let store = try Store(at: URL(fileURLWithPath: arguments[2]), configuration: .init(models: [Pet.self]))
+        let pets = try store.objects(Pet.self).results()
+        let indexed =
+            try store.objects(Pet.self).where(\.age == 1).count()
+            + store.objects(Pet.self).where(.hasPrefix(\.name, "pet 1")).results().count
+        print("ok \(pets.count) \(pets.reduce(0) { $0 + $1.id }) \(indexed)")
+    } catch {
+        print("error \(error)")
+    }
+case (3, _):
+    guard let count = Int(arguments[2]) else { fail("usage: cellar-test-helper <store folder> <count>") }
+    do {
+        let store = try Store(at: URL(fileURLWithPath: arguments[1]), configuration: .init(models: [Ticket.self]))
+        var ids: [Int64] = []
+        for _ in 0..<count {
+            ids.append(try store.write { tx in try tx.insert(Ticket(writer: "helper")).id })
+        }
+        print(ids.map(String.init).joined(separator: "\n"))
+    } catch {
+        fail("\(error)")
+    }
+default:
+    fail("usage: see the comment at the top of main.swift")
 }

@@ -246,3 +246,42 @@ struct SeededGenerator: RandomNumberGenerator {
         return mixed ^ (mixed >> 31)
     }
 }
+
+@Suite("Page checks")
+struct PageCheckTests {
+    struct Pet: Model, Equatable {
+        var id: Int64 = 0
+        var name: String
+        var age: Int
+        var photo: Data = Data()
+        static let schema = Schema<Pet>(autoIncrement: true, indexes: [.index(\.age), .index(\.name)])
+    }
+
+    /// A store with every kind of page: named databases, overflow values, duplicates in sub-pages and in sub-trees,
+    /// and a free list after deletes.
+    static func varied(in folder: TemporaryFolder) throws -> Store {
+        let store = try folder.store([Pet.self])
+        try store.write { tx in
+            for number in 0..<3_000 {
+                let photo = number % 100 == 0 ? Data(repeating: UInt8(number % 251), count: 9_000) : Data()
+                try tx.insert(Pet(name: "pet \(number % 700)", age: number % 3 == 0 ? 1 : number % 40, photo: photo))
+            }
+        }
+        try store.write { tx in
+            for id in stride(from: Int64(1), through: 3_000, by: 7) { try tx.delete(Pet.self, id: id) }
+        }
+        return store
+    }
+
+    @Test func aSoundStoreOfEveryPageKindIsSound() throws {
+        let folder = TemporaryFolder()
+        let store = try Self.varied(in: folder)
+        let report = try store.verifyIntegrity()
+        #expect(report.pagesInUse > 100)
+        #expect(report.freePages > 0)
+        #expect(report.databases == 4)
+        let pages = try store.core.environment.checkPages()
+        #expect(pages.problems == [])
+        #expect(2 + pages.pagesInUse + pages.freePages == pages.lastPage + 1)
+    }
+}

@@ -127,6 +127,11 @@ final class StoreCore: Sendable {
         }
         let meta: Database
         do {
+            // The pages an opening reads (the main database and `_meta`) are checked before LMDB reads them.
+            let pages = try environment.checkPages(databases: ["_meta"])
+            guard pages.isSound else {
+                throw StoreError.corruptedFile(path: path, reason: Store.describe(pages))
+            }
             meta = try environment.write { txn in
                 let existing = try txn.openDatabase(named: "_meta")
                 if existing == nil, let main = try txn.openDatabase(named: nil),
