@@ -105,16 +105,4 @@ struct SequenceTests {
         #expect(tickets.map(\.id) == [1, 2, 3, 4, 5])
         #expect(tickets.allSatisfy { $0.writer == "helper" })
     }
-
-    private func helperExecutable() throws -> URL {
-        let folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        let candidates = [
-            folder, folder.deletingLastPathComponent(), Bundle.main.bundleURL.deletingLastPathComponent(),
-        ]
-        for candidate in candidates {
-            let url = candidate.appendingPathComponent("cellar-test-helper")
-            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
-        }
-        throw CocoaError(.fileNoSuchFile)
-    }
 }

@@ -48,3 +48,17 @@ func encoded<T: Encodable>(_ value: T, dictionary: KeyDictionary = .empty) throw
     let bytes = try encoder.encode(value)
     return (bytes, encoder.absorbAddedNames())
 }
+
+/// The `cellar-test-helper` executable built beside the tests: a second process for the tests that need one.
+func helperExecutable() throws -> URL {
+    let folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    let candidates = [folder, folder.deletingLastPathComponent(), Bundle.main.bundleURL.deletingLastPathComponent()]
+    for candidate in candidates {
+        let url = candidate.appendingPathComponent("cellar-test-helper")
+        if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+    }
+    throw CocoaError(.fileNoSuchFile)
+}
+
+/// Whether the long torture runs were asked for (`CELLAR_TORTURE=long swift test --filter Torture`).
+let longTorture = ProcessInfo.processInfo.environment["CELLAR_TORTURE"] == "long"
