@@ -224,7 +224,9 @@ struct RecordCodecTests {
             inner: .init(name: "i", values: [1]), inners: [.init(name: "j", values: [2])],
             optionalInner: .init(name: "k", values: []))
         let (bytes, keys) = try encoded(value)
-        var generator = SystemRandomNumberGenerator()
+        let seed = UInt64.random(in: 0...UInt64(UInt32.max))
+        print("mutated records: seed \(seed)")
+        var generator = SeededGenerator(seed: seed)
         var failures = 0
         for round in 0..<5_000 {
             var mutated = bytes
@@ -235,7 +237,10 @@ struct RecordCodecTests {
                     mutated[Int.random(in: 0..<mutated.count, using: &generator)] = .random(
                         in: 0...255, using: &generator)
                 }
-            case 2: mutated = (0..<Int.random(in: 0...64, using: &generator)).map { _ in .random(in: 0...255) }
+            case 2:
+                mutated = (0..<Int.random(in: 0...64, using: &generator)).map { _ in
+                    .random(in: 0...255, using: &generator)
+                }
             default:
                 let at = Int.random(in: 1..<mutated.count, using: &generator)
                 mutated.insert(contentsOf: [0xFF, 0xFF, 0xFF, 0x7F], at: at)
@@ -245,11 +250,12 @@ struct RecordCodecTests {
                     try RecordDecoder.decode(Containers.self, from: $0, dictionary: keys)
                 }
             } catch {
-                failures += 1
+                if round % 4 == 0 { failures += 1 }
             }
         }
-        // Most mutations must be caught as errors; none may crash (reaching this line is the test).
-        #expect(failures > 2_500)
+        // Every truncated record is an error (its container lengths promise bytes that are gone); the other
+        // mutations may decode or fail, but none may crash (reaching this line is that part of the test).
+        #expect(failures == 1_250)
     }
 
     struct Sample: Codable, Equatable {

@@ -238,6 +238,76 @@ struct ReliabilityTests {
     }
 }
 
+@Suite("Every StoreError case a user can meet")
+struct ErrorCaseTests {
+    @Test func anExhaustedSequenceIsSequenceExhausted() throws {
+        struct Small: Model {
+            var id: Int8 = 0
+            static var schema: Schema<Small> { Schema(autoIncrement: true) }
+        }
+        let store = try Store.inMemory(.init(models: [Small.self]))
+        try store.write { tx in try tx.insert(Small(id: 126)) }
+        #expect(try store.write { tx in try tx.insert(Small()).id } == 127)
+        #expect(throws: StoreError.sequenceExhausted(model: "Small")) {
+            try store.write { tx in try tx.insert(Small()) }
+        }
+        #expect(try store.count(Small.self) == 2)
+    }
+
+    @Test func twoModelsWithOneStoredNameAreDuplicateModelName() throws {
+        struct First: Model {
+            var id: Int
+            static var schema: Schema<First> { Schema(name: "Same") }
+        }
+        struct Second: Model {
+            var id: Int
+            static var schema: Schema<Second> { Schema(name: "Same") }
+        }
+        #expect(throws: StoreError.duplicateModelName(model: "Same")) {
+            try Store.inMemory(.init(models: [First.self, Second.self]))
+        }
+    }
+
+    @Test func aNaNInAnIndexIsInvalidKey() throws {
+        struct Reading: Model {
+            var id: Int
+            var value: Double
+            static var schema: Schema<Reading> { Schema(indexes: [.index(\.value)]) }
+        }
+        let store = try Store.inMemory(.init(models: [Reading.self]))
+        #expect {
+            try store.write { tx in try tx.insert(Reading(id: 1, value: .nan)) }
+        } throws: { error in
+            guard case .invalidKey(let model, let reason) = error as? StoreError else { return false }
+            return model == "Reading" && reason.contains("NaN")
+        }
+    }
+
+    /// Each LMDB failure becomes the case users switch on, in one place. (A transaction too large for LMDB needs
+    /// over 500 MB of changed pages, too much for a test: its mapping is checked here.)
+    @Test func lmdbFailuresMapToTheirCases() {
+        func mapped(_ error: LMDBError) -> StoreError {
+            StoreError.from(error, path: "/s", operation: "read", readerLimit: 7)
+        }
+        #expect(mapped(.transactionFull) == .transactionTooLarge)
+        #expect(mapped(.readersFull) == .readersFull(limit: 7))
+        #expect(mapped(.system(errno: EDEADLK)) == .nestedWrite)
+        #expect(mapped(.mapFull) == .cannotGrowDuringRead)
+        #expect(mapped(.system(errno: ENOSPC)) == .io(errno: ENOSPC, operation: "read", path: "/s"))
+        guard case .corruptedFile(let path, let reason) = mapped(.truncated(expectedBytes: 8_192, actualBytes: 4_096))
+        else {
+            Issue.record("truncated is not corruptedFile")
+            return
+        }
+        #expect(path == "/s" && reason.contains("4096 bytes long") && reason.contains("need 8192 bytes"))
+        guard case .corruptedFile = mapped(.pageNotFound), case .incompatibleFile = mapped(.versionMismatch) else {
+            Issue.record("damaged and foreign files map to corruptedFile and incompatibleFile")
+            return
+        }
+        #expect(StoreError.transactionTooLarge.description.contains("Split it"))
+    }
+}
+
 /// A flag threads can set and read.
 final class ManagedAtomicFlag: @unchecked Sendable {
     private let lock = NSLock()

@@ -269,7 +269,9 @@ struct StoreTests {
         let original = try store.core.environment.read { txn in
             Array(try #require(try txn.get(info.records, key: KeyEncoding.key(Int64(1)))))
         }
-        var generator = SystemRandomNumberGenerator()
+        let seed = UInt64.random(in: 0...UInt64(UInt32.max))
+        print("mutated stored records: seed \(seed)")
+        var generator = SeededGenerator(seed: seed)
         var mutated: [[UInt8]] = []
         for round in 0..<2_000 {
             var bytes = original
@@ -296,11 +298,11 @@ struct StoreTests {
                     continue
                 }
                 #expect(model == "Dog" && reportedID == "\(id)")
-                failures += 1
+                if index % 2 == 0 { failures += 1 }
             }
         }
-        // Every truncation fails; a changed byte inside a string or number can still decode.
-        #expect(failures >= 1_000)
+        // Every truncation (the even rounds) fails; a changed byte inside a string or number can still decode.
+        #expect(failures == 1_000)
     }
 
     @Test func aMissingFieldNamesModelIdAndField() throws {
