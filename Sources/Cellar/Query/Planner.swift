@@ -26,7 +26,7 @@ struct QueryPlan {
 extension Query {
     /// Picks the plan: the most selective condition that an index answers drives; otherwise a sort that an index
     /// matches is read from it; otherwise the records are scanned. Every other condition is checked per record.
-    func plan(info: ModelInfo, context: any RecordContext) throws(StoreError) -> QueryPlan {
+    func plan(info: ModelInfo, context: ReadScope) throws(StoreError) -> QueryPlan {
         let indexes = M.schema.indexes
         func indexPosition(for path: PartialKeyPath<M>) -> Int? {
             indexes.firstIndex { $0.keyPaths.count == 1 && $0.keyPaths[0] == path }
@@ -118,7 +118,7 @@ extension Query {
 
     // MARK: Execution
 
-    func execute(in context: any RecordContext, info: ModelInfo) throws(StoreError) -> [M] {
+    func execute(in context: ReadScope, info: ModelInfo) throws(StoreError) -> [M] {
         let plan = try plan(info: info, context: context)
         var dictionary = try context.dictionary(for: info)
         if plan.isOrdered, let limitCount {
@@ -182,7 +182,7 @@ extension Query {
 
     /// Hands `body` each candidate record (primary key and bytes) in the plan's order until it returns `false`.
     private func forEachCandidate(
-        _ plan: QueryPlan, in context: any RecordContext, info: ModelInfo,
+        _ plan: QueryPlan, in context: ReadScope, info: ModelInfo,
         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws(StoreError) -> Bool
     ) throws(StoreError) {
         let txn = try context.lmdb
@@ -207,7 +207,7 @@ extension Query {
     }
 
     private static func record(
-        _ primaryKey: UnsafeRawBufferPointer, info: ModelInfo, in txn: ReadTransaction, context: any RecordContext
+        _ primaryKey: UnsafeRawBufferPointer, info: ModelInfo, in txn: ReadTransaction, context: ReadScope
     ) throws(StoreError) -> UnsafeRawBufferPointer {
         let found: UnsafeRawBufferPointer?
         do { found = try txn.get(info.records, key: primaryKey) } catch { throw context.lmdbError(error, "read") }
@@ -220,7 +220,7 @@ extension Query {
     }
 
     /// The count of an index range without reading records, when one indexed condition is the whole predicate.
-    func countWithoutReading(in context: any RecordContext, info: ModelInfo) throws(StoreError) -> Int? {
+    func countWithoutReading(in context: ReadScope, info: ModelInfo) throws(StoreError) -> Int? {
         guard distinctKey == nil else { return nil }
         guard let predicate else { return try context.recordCount(info) }
         let plan = try plan(info: info, context: context)
@@ -233,7 +233,7 @@ extension Query {
 
     /// How many entries of an index lie in `ranges`, counting up to about `cap`: one step per distinct key.
     static func countEntries(
-        in database: Database, ranges: [KeyRange], txn: ReadTransaction, context: any RecordContext, cap: Int
+        in database: Database, ranges: [KeyRange], txn: ReadTransaction, context: ReadScope, cap: Int
     ) throws(StoreError) -> Int {
         try context.store.core.run("count") { try txn.countEntries(database, in: ranges, cap: cap) }
     }

@@ -120,7 +120,7 @@ public struct Query<M: Model>: Sendable {
         return query
     }
 
-    func run<R>(_ body: (any RecordContext) throws(StoreError) -> R) throws(StoreError) -> R {
+    func run<R>(_ body: (ReadScope) throws(StoreError) -> R) throws(StoreError) -> R {
         switch source {
         case .store(let store):
             return try store.withSnapshot { (snapshot) throws(StoreError) in try body(snapshot) }

@@ -8,12 +8,12 @@
 /// or once the closure has ended.
 final class ScopeToken: @unchecked Sendable {
     // Read only after checking that the caller is on `thread`, the one thread that ever writes it.
-    private weak var scope: (any RecordContext)?
+    private weak var scope: (ReadScope)?
     private let thread = pthread_self()
 
-    init(_ scope: any RecordContext) { self.scope = scope }
+    init(_ scope: ReadScope) { self.scope = scope }
 
-    func context() throws(StoreError) -> any RecordContext {
+    func context() throws(StoreError) -> ReadScope {
         guard pthread_equal(thread, pthread_self()) != 0, let scope else { throw .transactionEnded }
         return scope
     }

@@ -2,9 +2,9 @@ import LMDB
 
 /// The write transaction inside `Store.write`: every change in it commits together or not at all.
 ///
-/// Reads inside it see its own writes. It lives only inside the closure, on the closure's thread.
-public final class Transaction {
-    public let store: Store
+/// Its reads (`object`, `count`, `objects`, from `ReadScope`) see its own writes; `version` is the version it will
+/// create when it commits. It lives only inside the closure, on the closure's thread.
+public final class Transaction: ReadScope {
     private var transaction: WriteTransaction?
     /// Per-model state of this transaction: encoder, key dictionary, pending sequence value.
     private var states: [ObjectIdentifier: ModelWriteState] = [:]
@@ -12,35 +12,9 @@ public final class Transaction {
     private(set) var changes = ChangeLog()
 
     init(store: Store, transaction: WriteTransaction) {
-        self.store = store
         self.transaction = transaction
+        super.init(store: store)
     }
-
-    /// The version this transaction will create when it commits.
-    public var version: StoreVersion {
-        get throws(StoreError) { StoreVersion(rawValue: try lmdb.id) }
-    }
-
-    // MARK: Reading
-
-    /// The record of type `type` with primary key `id`, or `nil`; sees this transaction's own writes.
-    public func object<M: Model>(_ type: M.Type, id: M.ID) throws(StoreError) -> M? {
-        try fetch(type, id: id)
-    }
-
-    /// How many records of `type` exist, counting this transaction's own writes.
-    public func count<M: Model>(_ type: M.Type) throws(StoreError) -> Int {
-        try recordCount(store.info(for: type))
-    }
-
-    /// A query over the records of `type` as this transaction sees them; it runs only inside the closure.
-    public func objects<M: Model>(_ type: M.Type) -> Query<M> {
-        Query(source: .scope(scope))
-    }
-
-    private lazy var scope = ScopeToken(self)
-    private(set) lazy var recordDecoder = RecordDecoder()
-    var keyScratch: [UInt8] = []
 
     // MARK: Writing
 
@@ -340,19 +314,19 @@ public final class Transaction {
     }
 
     func end() { transaction = nil }
-}
 
-extension Transaction: RecordContext {
-    var lmdb: ReadTransaction {
+    // MARK: Reading, as `ReadScope` asks
+
+    override var lmdb: ReadTransaction {
         get throws(StoreError) { try writable }
     }
 
-    func dictionary(for info: ModelInfo) throws(StoreError) -> KeyDictionary {
+    override func dictionary(for info: ModelInfo) throws(StoreError) -> KeyDictionary {
         for state in states.values where state.info === info { return state.encoder.dictionary }
         return info.dictionary
     }
 
-    func reloadDictionary(for info: ModelInfo) throws(StoreError) -> KeyDictionary {
+    override func reloadDictionary(for info: ModelInfo) throws(StoreError) -> KeyDictionary {
         // Inside the transaction the stored dictionary includes its own additions; it is published on commit.
         try storedDictionary(for: info)
     }

@@ -2,22 +2,58 @@ import Foundation
 import LMDB
 import Synchronization
 
-/// A transaction that can read records: a `Snapshot`, or a write `Transaction` reading its own writes.
-/// Every read of a record goes through here, so both see records the same way.
-protocol RecordContext: AnyObject {
-    var store: Store { get }
-    var lmdb: ReadTransaction { get throws(StoreError) }
-    /// The key dictionary this transaction decodes `info`'s records with.
-    func dictionary(for info: ModelInfo) throws(StoreError) -> KeyDictionary
+/// What a `Snapshot` and a write `Transaction` share: the reads of one version of the store, written once.
+///
+/// A scope exists only inside the closure of `Store.read` or `Store.write`, on its thread. Everything decoded from
+/// it is a copy that may go anywhere.
+public class ReadScope {
+    /// The store this scope reads.
+    public let store: Store
+
+    init(store: Store) { self.store = store }
+
+    /// The version this scope reads; for a write transaction, the version it creates when it commits.
+    public var version: StoreVersion {
+        get throws(StoreError) { StoreVersion(rawValue: try lmdb.id) }
+    }
+
+    /// The record of type `type` with primary key `id`, or `nil`. A transaction sees its own writes.
+    public func object<M: Model>(_ type: M.Type, id: M.ID) throws(StoreError) -> M? {
+        try fetch(type, id: id)
+    }
+
+    /// How many records of `type` exist, read from the database's header without a scan.
+    public func count<M: Model>(_ type: M.Type) throws(StoreError) -> Int {
+        try recordCount(store.info(for: type))
+    }
+
+    /// A query over the records of `type` in this scope. It runs when asked for results, inside the closure and on
+    /// its thread; used anywhere else it throws `StoreError.transactionEnded`.
+    public func objects<M: Model>(_ type: M.Type) -> Query<M> {
+        Query(source: .scope(scope))
+    }
+
+    // MARK: What each kind of scope provides
+
+    /// The LMDB transaction behind the scope, while it lasts.
+    var lmdb: ReadTransaction {
+        get throws(StoreError) { throw .transactionEnded }
+    }
+
+    /// The key dictionary this scope decodes `info`'s records with.
+    func dictionary(for info: ModelInfo) throws(StoreError) -> KeyDictionary { info.dictionary }
+
     /// Reads the dictionary again from the file, after a record named a tag this process had not seen.
-    func reloadDictionary(for info: ModelInfo) throws(StoreError) -> KeyDictionary
-    /// One decoder for every record this transaction reads, so its buffers are allocated once.
-    var recordDecoder: RecordDecoder { get }
+    func reloadDictionary(for info: ModelInfo) throws(StoreError) -> KeyDictionary { try storedDictionary(for: info) }
+
+    private(set) lazy var scope = ScopeToken(self)
+    /// One decoder for every record this scope reads, so its buffers are allocated once.
+    private(set) lazy var recordDecoder = RecordDecoder()
     /// Room for the key of a lookup, reused for the same reason.
-    var keyScratch: [UInt8] { get set }
+    var keyScratch: [UInt8] = []
 }
 
-extension RecordContext {
+extension ReadScope {
     func lmdbError(_ error: LMDBError, _ operation: String) -> StoreError {
         store.core.error(error, operation)
     }
