@@ -116,6 +116,38 @@ do {
         say("opening with an older schema version threw: \(error)")
     }
 
+    heading("Damaged and foreign files are errors, never crashes")
+    let report = try store.verifyIntegrity()
+    say(
+        "verifyIntegrity() walked every page of version \(report.version): \(report.pagesInUse) in use, "
+            + "\(report.freePages) free, \(report.databases) databases, all sound")
+    let copy = folder.appendingPathComponent("copy")
+    try store.compact(to: copy)
+    let copyFile = copy.appendingPathComponent("data.mdb")
+    let size = (try FileManager.default.attributesOfItem(atPath: copyFile.path)[.size] as? Int) ?? 0
+    let handle = try FileHandle(forWritingTo: copyFile)
+    try handle.truncate(atOffset: UInt64(size / 2))
+    try handle.close()
+    do {
+        _ = try Store(at: copy, configuration: configuration)
+    } catch {
+        say("a copy cut to half its size (a full disk) is refused before a page is read: \(error)")
+    }
+    let stranger = folder.appendingPathComponent("stranger")
+    try FileManager.default.createDirectory(at: stranger, withIntermediateDirectories: true)
+    try Data("SQLite format 3\0".utf8 + [UInt8](repeating: 0, count: 4_096)).write(
+        to: stranger.appendingPathComponent("data.mdb"))
+    do {
+        _ = try Store(at: stranger, configuration: configuration)
+    } catch {
+        say("a SQLite file where a store should be: \(error)")
+    }
+    do {
+        _ = try Store(at: folder, configuration: .init(models: [Person.self, Dog.self], durability: .none))
+    } catch {
+        say("opening the open store again with other settings: \(error)")
+    }
+
     heading("Async writes run on the store's writer queue")
     let ids = try await withThrowingTaskGroup(of: Int64.self) { group in
         for name in ["Frank", "Grace", "Heidi"] {

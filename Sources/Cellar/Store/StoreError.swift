@@ -84,7 +84,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible, Loca
         case .corruptedFile(let path, let reason):
             "The store at \(path) is damaged (\(reason)). Restore it from a backup or delete it."
         case .incompatibleFile(let path, let reason):
-            "The file at \(path) cannot be opened as a Cellar store: \(reason)."
+            "The file at \(path) cannot be opened as a Cellar store: \(reason). Open the store in another folder; "
+                + "Cellar did not change this one."
         case .readersFull(let limit):
             "All \(limit) reader slots are in use. Keep reads short, or raise Configuration.maxReaders."
         case .storeInUse(let path):
