@@ -37,8 +37,9 @@ extension Environment {
     /// and reads the whole file once.
     ///
     /// - Parameters:
-    ///   - databases: walk only the main database (which names the others) and these named databases, not the free
-    ///     list: the few pages an opening reads. `nil` walks everything.
+    ///   - databases: walk only the main database (which names the others), the free list's tree and these named
+    ///     databases: the few pages an opening reads and its first write. `nil` walks everything and also checks
+    ///     that every page is in use or free exactly once.
     ///   - problemLimit: stop after this many problems.
     public func checkPages(databases: Set<String>? = nil, problemLimit: Int = 20) throws(LMDBError) -> PageCheckReport {
         do {
@@ -178,10 +179,9 @@ private struct PageWalker {
         report.lastPage = lastPage
         inUse = [UInt64](repeating: 0, count: lastPage / 64 + 1)
         walkTree(main, kind: .main, name: "the main database")
-        if onlyDatabases == nil {
-            walkTree(free, kind: .free, name: "the free list")
-            checkFreePages()
-        }
+        // Every write reads the free list to reuse pages, so its tree is always checked.
+        walkTree(free, kind: .free, name: "the free list")
+        if onlyDatabases == nil { checkFreePages() }
         report.pagesInUse = pagesInUse
         report.freePages = freePages.count
         report.databases = databases
@@ -247,20 +247,22 @@ private struct PageWalker {
 
     // MARK: Trees
 
-    mutating func walkTree(_ record: TreeRecord, kind: TreeKind, name: String) {
+    /// Walks one tree and compares what it holds with its record; returns what it counted.
+    @discardableResult
+    mutating func walkTree(_ record: TreeRecord, kind: TreeKind, name: String) -> TreeCount {
+        var count = TreeCount()
         if record.root == Layout.invalidPage {
             if record.entries != 0 || record.depth != 0 {
                 report("\(name) has no root page but says it holds \(record.entries) entries")
             }
-            return
+            return count
         }
         guard record.depth >= 1, record.depth <= Layout.maximumDepth else {
             report("\(name) says its tree is \(record.depth) levels deep")
-            return
+            return count
         }
-        var count = TreeCount()
         walkPage(record.root, level: 1, record: record, kind: kind, name: name, count: &count)
-        guard !full else { return }
+        guard !full else { return count }
         if count.entries != record.entries {
             report("\(name) says it holds \(record.entries) entries; its pages hold \(count.entries)")
         }
@@ -272,6 +274,7 @@ private struct PageWalker {
                     + "\(record.overflowPages) overflow pages; its tree has \(count.branchPages), "
                     + "\(count.leafPages) and \(count.overflowPages)")
         }
+        return count
     }
 
     /// Marks `page` in use; `false` (and a problem) when it is not a page a tree may use, or is used twice.
@@ -409,7 +412,8 @@ private struct PageWalker {
             if let bytes { freeListValue(bytes, at: at) }
             return
         }
-        let value = Array(page[data])
+        // Copied only for the entries whose value is looked into.
+        lazy var value = Array(page[data])
         switch kind {
         case .main where flags & Layout.subData != 0:
             count.entries += 1
@@ -428,27 +432,10 @@ private struct PageWalker {
                     report("\(at): the duplicates of key \(keyText) have a record of \(value.count) bytes")
                     return
                 }
+                // A duplicates tree keeps its own page counts, checked against its own record; its parent counts
+                // only its entries.
                 let duplicates = value.withUnsafeBytes { TreeRecord($0) }
-                var inner = TreeCount()
-                guard duplicates.root != Layout.invalidPage, duplicates.depth >= 1,
-                    duplicates.depth <= Layout.maximumDepth
-                else {
-                    report("\(at): the duplicates of key \(keyText) have no tree")
-                    return
-                }
-                walkPage(
-                    duplicates.root, level: 1, record: duplicates, kind: .duplicates, name: "\(name), key \(keyText)",
-                    count: &inner)
-                // A duplicates tree keeps its own page counts; its parent counts only its entries.
-                if (inner.entries, inner.branchPages, inner.leafPages)
-                    != (duplicates.entries, duplicates.branchPages, duplicates.leafPages)
-                {
-                    report(
-                        "\(at): the duplicates of key \(keyText) say they are \(duplicates.entries) entries on "
-                            + "\(duplicates.branchPages + duplicates.leafPages) pages; their tree has \(inner.entries) "
-                            + "on \(inner.branchPages + inner.leafPages)")
-                }
-                count.entries += inner.entries
+                count.entries += walkTree(duplicates, kind: .duplicates, name: "\(name), key \(keyText)").entries
             } else {
                 count.entries += subPageEntries(value, record: record, at: at)
             }

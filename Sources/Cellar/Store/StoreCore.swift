@@ -140,7 +140,7 @@ final class StoreCore: Sendable {
                     throw StoreError.incompatibleFile(
                         path: path,
                         reason: "it is an LMDB environment of another program (\(entries) entries in its main "
-                            + "database and no Cellar format marker); it was left unchanged")
+                            + "database and no Cellar format marker)")
                 }
                 let meta = try txn.createDatabase(named: "_meta")
                 if let format = try txn.get(meta, key: formatKey) {
@@ -151,7 +151,7 @@ final class StoreCore: Sendable {
                 } else if try txn.statistics(meta).entries > 0 {
                     throw StoreError.incompatibleFile(
                         path: path,
-                        reason: "its _meta database has no Cellar format marker; it was left unchanged")
+                        reason: "its _meta database has no Cellar format marker")
                 } else {
                     try txn.put(meta, key: formatKey, value: [formatVersion])
                 }
