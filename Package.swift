@@ -22,7 +22,7 @@ let package = Package(
         .target(name: "Cellar", dependencies: ["LMDB"]),
         .executableTarget(name: "cellar-demo", dependencies: ["Cellar"]),
         // A second process for the tests that write one store from two processes at once.
-        .executableTarget(name: "cellar-test-helper", dependencies: ["Cellar"]),
+        .executableTarget(name: "cellar-test-helper", dependencies: ["Cellar", "LMDB"]),
         .testTarget(
             name: "LMDBTests",
             dependencies: ["LMDB", .product(name: "PropertyBased", package: "swift-property-based")]

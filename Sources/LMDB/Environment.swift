@@ -271,17 +271,24 @@ public final class Environment: @unchecked Sendable {
         if !kept { mdb_txn_abort(txn) }
     }
 
+    /// The data file's length in bytes.
+    public var dataFileLength: Int {
+        get throws(LMDBError) {
+            var fd: mdb_filehandle_t = 0
+            try check(mdb_env_get_fd(handle, &fd))
+            var status = stat()
+            guard fstat(fd, &status) == 0 else { throw .system(errno: errno) }
+            return Int(status.st_size)
+        }
+    }
+
     /// Throws `truncated` when the data file is shorter than the pages the newest version uses: the file was cut
     /// (a full disk, a bad copy), here or by another process, and reading those pages would raise `SIGBUS`.
     /// Costs a comparison unless the file has grown since the last check.
     private func checkFileLength() throws(LMDBError) {
         let needed = (info.lastPage + 1) * pageSize
         if needed <= checkedFileLength.load(ordering: .relaxed) { return }
-        var fd: mdb_filehandle_t = 0
-        try check(mdb_env_get_fd(handle, &fd))
-        var status = stat()
-        guard fstat(fd, &status) == 0 else { throw .system(errno: errno) }
-        let length = Int(status.st_size)
+        let length = try dataFileLength
         guard length >= needed else { throw .truncated(expectedBytes: needed, actualBytes: length) }
         checkedFileLength.store(length, ordering: .relaxed)
     }

@@ -46,10 +46,8 @@ extension Environment {
             return try write { _ in
                 var fd: mdb_filehandle_t = 0
                 try check(mdb_env_get_fd(handle, &fd))
-                var status = stat()
-                guard fstat(fd, &status) == 0 else { throw LMDBError.system(errno: errno) }
                 var walker = PageWalker(
-                    fd: fd, pageSize: pageSize, fileLength: Int(status.st_size), problemLimit: problemLimit,
+                    fd: fd, pageSize: pageSize, fileLength: try dataFileLength, problemLimit: problemLimit,
                     onlyDatabases: databases)
                 return walker.run()
             }
@@ -136,6 +134,11 @@ private enum TreeKind {
     case duplicates
 }
 
+/// The problems a walk found.
+private final class ProblemList {
+    var items: [String] = []
+}
+
 private struct PageWalker {
     let fd: Int32
     let pageSize: Int
@@ -149,7 +152,9 @@ private struct PageWalker {
     var pagesInUse = 0
     var freePages: [UInt64] = []
     var databases = 0
-    var problems: [String] = []
+    /// Kept in a box, so that reporting needs no exclusive access to the walker whose state it describes.
+    let found = ProblemList()
+    var problems: [String] { found.items }
     /// One page buffer per tree level, so a page stays readable while its children are walked.
     var buffers: [[UInt8]] = []
 
@@ -163,8 +168,9 @@ private struct PageWalker {
 
     var full: Bool { problems.count >= problemLimit }
 
-    mutating func report(_ problem: String) {
-        if !full { problems.append(problem) }
+    /// Records a problem; its words are built only then, so a sound walk formats no text.
+    func report(_ problem: @autoclosure () -> String) {
+        if !full { found.items.append(problem()) }
     }
 
     mutating func run() -> PageCheckReport {
@@ -193,19 +199,22 @@ private struct PageWalker {
     // MARK: Reading
 
     /// Reads `count` bytes at `offset` of the file into `buffer`; `false` (and a problem) when the file ends first.
-    mutating func read(into buffer: inout [UInt8], count: Int, at offset: Int, what: String) -> Bool {
+    mutating func read(
+        into buffer: inout [UInt8], count: Int, at offset: Int, what: @autoclosure () -> String
+    ) -> Bool {
         guard offset >= 0, count >= 0, offset <= fileLength - count else {
-            report("\(what) lies past the end of the file (\(fileLength) bytes)")
+            report("\(what()) lies past the end of the file (\(fileLength) bytes)")
             return false
         }
         if buffer.count < count { buffer = [UInt8](repeating: 0, count: count) }
         var done = 0
         while done < count {
-            let got = buffer.withUnsafeMutableBytes { raw in
-                pread(fd, raw.baseAddress! + done, count - done, off_t(offset + done))
+            let got = buffer.withUnsafeMutableBytes { raw -> Int in
+                guard let base = raw.baseAddress else { return 0 }
+                return pread(fd, base + done, count - done, off_t(offset + done))
             }
             if got <= 0 {
-                report("\(what) could not be read (errno \(got < 0 ? errno : 0))")
+                report("\(what()) could not be read (errno \(got < 0 ? errno : 0))")
                 return false
             }
             done += got
@@ -234,11 +243,13 @@ private struct PageWalker {
                 report("meta page \(page) is damaged (its flags, magic number or version are wrong)")
                 continue
             }
-            if best == nil || meta.6 > best!.0 { best = (meta.6, meta.3, meta.4, meta.5) }
+            if let current = best, current.0 >= meta.6 { continue }
+            best = (meta.6, meta.3, meta.4, meta.5)
         }
         guard let best else { return nil }
-        guard best.3 >= 1, (best.3 + 1) * pageSize <= fileLength else {
-            report("the meta page says \(best.3 + 1) pages are in use, but the file holds \(fileLength / pageSize)")
+        let pagesInFile = fileLength / pageSize
+        guard best.3 >= 1, best.3 < pagesInFile else {
+            report("the meta page says \(best.3 + 1) pages are in use, but the file holds \(pagesInFile)")
             return nil
         }
         lastPage = best.3
@@ -278,15 +289,15 @@ private struct PageWalker {
     }
 
     /// Marks `page` in use; `false` (and a problem) when it is not a page a tree may use, or is used twice.
-    mutating func claim(_ page: UInt64, name: String) -> Bool {
+    mutating func claim(_ page: UInt64, name: @autoclosure () -> String) -> Bool {
         guard page >= 2, page <= UInt64(lastPage) else {
-            report("\(name) points to page \(page), outside the pages in use (2...\(lastPage))")
+            report("\(name()) points to page \(page), outside the pages in use (2...\(lastPage))")
             return false
         }
         let number = Int(page)
         let bit = UInt64(1) << UInt64(number % 64)
         guard inUse[number / 64] & bit == 0 else {
-            report("\(name) reaches page \(page) a second time")
+            report("\(name()) reaches page \(page) a second time")
             return false
         }
         inUse[number / 64] |= bit
@@ -314,35 +325,35 @@ private struct PageWalker {
                 upper: Int($0.loadUnaligned(fromByteOffset: 14, as: UInt16.self))
             )
         }
-        let at = "page \(page) of \(name)"
+        func at() -> String { "page \(page) of \(name)" }
         guard header.number == page else {
-            report("\(at) calls itself page \(header.number)")
+            report("\(at()) calls itself page \(header.number)")
             return
         }
         let isBranch = header.flags & Layout.branch != 0
         let isLeaf = header.flags & Layout.leaf != 0
         guard isBranch != isLeaf, header.flags & (Layout.overflow | Layout.meta | Layout.subPage) == 0 else {
-            report("\(at) has page flags \(header.flags), not those of a branch or leaf page")
+            report("\(at()) has page flags \(header.flags), not those of a branch or leaf page")
             return
         }
         guard isLeaf == (level == record.depth) else {
-            report("\(at) is a \(isLeaf ? "leaf" : "branch") at level \(level) of a tree \(record.depth) deep")
+            report("\(at()) is a \(isLeaf ? "leaf" : "branch") at level \(level) of a tree \(record.depth) deep")
             return
         }
         guard header.lower >= Layout.pageHeader, header.lower <= header.upper, header.upper <= pageSize,
             (header.lower - Layout.pageHeader) % 2 == 0
         else {
-            report("\(at) has a damaged header (free space \(header.lower)..<\(header.upper))")
+            report("\(at()) has a damaged header (free space \(header.lower)..<\(header.upper))")
             return
         }
         let keys = (header.lower - Layout.pageHeader) / 2
         guard keys >= 1 else {
-            report("\(at) holds no entries")
+            report("\(at()) holds no entries")
             return
         }
         if isBranch { count.branchPages += 1 } else { count.leafPages += 1 }
         if isLeaf, header.flags & Layout.leaf2 != 0 {
-            if fixedKeysFit(keys: keys, keySize: record.fixedKeySize, in: pageSize, at: at) { count.entries += keys }
+            if fixedKeysFit(keys: keys, keySize: record.fixedKeySize, in: pageSize, at: at()) { count.entries += keys }
             return
         }
         let ordered = isOrdered(kind: kind, record: record)
@@ -361,19 +372,19 @@ private struct PageWalker {
                 )
             }
             guard let node else {
-                report("\(at): entry \(index) starts outside the page")
+                report("\(at()): entry \(index) starts outside the page")
                 return
             }
             let keyStart = node.start + Layout.nodeHeader
             guard keyStart + node.keySize <= pageSize else {
-                report("\(at): the key of entry \(index) runs past the page")
+                report("\(at()): the key of entry \(index) runs past the page")
                 return
             }
             let key = keyStart..<(keyStart + node.keySize)
             // A branch page's first key is never compared: it stands for everything before the second.
             if ordered, !(isBranch && index == 0) {
                 if let previousKey, !precedes(buffer, previousKey, key) {
-                    report("\(at): entry \(index) is out of key order")
+                    report("\(at()): entry \(index) is out of key order")
                     return
                 }
                 previousKey = key
@@ -387,29 +398,29 @@ private struct PageWalker {
             let dataStart = key.upperBound
             let stored = node.flags & Layout.bigData != 0 ? 8 : dataSize
             guard dataStart + stored <= pageSize else {
-                report("\(at): the value of entry \(index) runs past the page")
+                report("\(at()): the value of entry \(index) runs past the page")
                 return
             }
             let data = dataStart..<(dataStart + stored)
             leafValue(
                 buffer, key: key, data: data, dataSize: dataSize, flags: node.flags, record: record, kind: kind,
-                name: name, at: "\(at), entry \(index)", count: &count)
+                name: name, at: "\(at()), entry \(index)", count: &count)
         }
     }
 
     /// Checks one leaf entry's value: an overflow run, a named database, or a key's duplicates.
     mutating func leafValue(
         _ page: [UInt8], key: Range<Int>, data: Range<Int>, dataSize: Int, flags: UInt16, record: TreeRecord,
-        kind: TreeKind, name: String, at: String, count: inout TreeCount
+        kind: TreeKind, name: String, at: @autoclosure () -> String, count: inout TreeCount
     ) {
-        let keyText = keyText(page, key)
+        lazy var keyText = keyText(page, key)
         if flags & Layout.bigData != 0 {
             let first = page.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: data.lowerBound, as: UInt64.self) }
             var isFreeList = false
             if case .free = kind { isFreeList = true }
-            let bytes = overflowRun(first, dataSize: dataSize, at: at, reading: isFreeList, count: &count)
+            let bytes = overflowRun(first, dataSize: dataSize, at: at(), reading: isFreeList, count: &count)
             count.entries += 1
-            if let bytes { freeListValue(bytes, at: at) }
+            if let bytes { freeListValue(bytes, at: at()) }
             return
         }
         // Copied only for the entries whose value is looked into.
@@ -418,7 +429,7 @@ private struct PageWalker {
         case .main where flags & Layout.subData != 0:
             count.entries += 1
             guard value.count == Layout.databaseRecord else {
-                report("\(at) names database \(keyText) with a record of \(value.count) bytes")
+                report("\(at()) names database \(keyText) with a record of \(value.count) bytes")
                 return
             }
             databases += 1
@@ -429,7 +440,7 @@ private struct PageWalker {
         case .named(duplicates: true) where flags & Layout.duplicateData != 0:
             if flags & Layout.subData != 0 {
                 guard value.count == Layout.databaseRecord else {
-                    report("\(at): the duplicates of key \(keyText) have a record of \(value.count) bytes")
+                    report("\(at()): the duplicates of key \(keyText) have a record of \(value.count) bytes")
                     return
                 }
                 // A duplicates tree keeps its own page counts, checked against its own record; its parent counts
@@ -437,14 +448,14 @@ private struct PageWalker {
                 let duplicates = value.withUnsafeBytes { TreeRecord($0) }
                 count.entries += walkTree(duplicates, kind: .duplicates, name: "\(name), key \(keyText)").entries
             } else {
-                count.entries += subPageEntries(value, record: record, at: at)
+                count.entries += subPageEntries(value, record: record, at: at())
             }
         case .free:
             count.entries += 1
-            freeListValue(value, at: at)
+            freeListValue(value, at: at())
         default:
             guard flags & (Layout.subData | Layout.duplicateData) == 0 else {
-                report("\(at) has entry flags \(flags), which this database does not use")
+                report("\(at()) has entry flags \(flags), which this database does not use")
                 return
             }
             count.entries += 1
@@ -453,9 +464,9 @@ private struct PageWalker {
 
     /// Checks an overflow run starting at `first`; with `reading`, returns the value it holds (the free list's).
     mutating func overflowRun(
-        _ first: UInt64, dataSize: Int, at: String, reading: Bool, count: inout TreeCount
+        _ first: UInt64, dataSize: Int, at: @autoclosure () -> String, reading: Bool, count: inout TreeCount
     ) -> [UInt8]? {
-        guard claim(first, name: at) else { return nil }
+        guard claim(first, name: at()) else { return nil }
         var header: [UInt8] = []
         guard read(into: &header, count: Layout.pageHeader, at: Int(first) * pageSize, what: "overflow page \(first)")
         else { return nil }
@@ -466,16 +477,16 @@ private struct PageWalker {
             )
         }
         guard number == first, flags & Layout.overflow != 0 else {
-            report("\(at): page \(first) is not the overflow page its value needs")
+            report("\(at()): page \(first) is not the overflow page its value needs")
             return nil
         }
         guard pages >= 1, dataSize <= pages * pageSize - Layout.pageHeader else {
-            report("\(at): an overflow run of \(pages) pages cannot hold \(dataSize) bytes")
+            report("\(at()): an overflow run of \(pages) pages cannot hold \(dataSize) bytes")
             return nil
         }
         count.overflowPages += pages
         for extra in 1..<pages {
-            guard claim(first + UInt64(extra), name: at) else { return nil }
+            guard claim(first + UInt64(extra), name: at()) else { return nil }
         }
         guard reading else { return nil }
         var value: [UInt8] = []
@@ -488,9 +499,9 @@ private struct PageWalker {
     }
 
     /// Checks a sub-page of duplicates stored inside a leaf entry; returns how many it holds.
-    mutating func subPageEntries(_ bytes: [UInt8], record: TreeRecord, at: String) -> Int {
+    mutating func subPageEntries(_ bytes: [UInt8], record: TreeRecord, at: @autoclosure () -> String) -> Int {
         guard bytes.count >= Layout.pageHeader else {
-            report("\(at): a duplicates sub-page of \(bytes.count) bytes")
+            report("\(at()): a duplicates sub-page of \(bytes.count) bytes")
             return 0
         }
         let (flags, lower, upper) = bytes.withUnsafeBytes {
@@ -503,12 +514,12 @@ private struct PageWalker {
         guard flags & Layout.subPage != 0, flags & Layout.leaf != 0, lower >= Layout.pageHeader, lower <= upper,
             upper <= bytes.count, (lower - Layout.pageHeader) % 2 == 0
         else {
-            report("\(at): a damaged duplicates sub-page")
+            report("\(at()): a damaged duplicates sub-page")
             return 0
         }
         let keys = (lower - Layout.pageHeader) / 2
         if flags & Layout.leaf2 != 0 {
-            return fixedKeysFit(keys: keys, keySize: record.fixedKeySize, in: bytes.count, at: at) ? keys : 0
+            return fixedKeysFit(keys: keys, keySize: record.fixedKeySize, in: bytes.count, at: at()) ? keys : 0
         }
         let ordered = record.flags & (Layout.integerDuplicates | Layout.reverseDuplicates) == 0
         var previous: Range<Int>?
@@ -517,17 +528,17 @@ private struct PageWalker {
                 Int($0.loadUnaligned(fromByteOffset: Layout.pageHeader + 2 * index, as: UInt16.self))
             }
             guard start >= upper, start + Layout.nodeHeader <= bytes.count else {
-                report("\(at): duplicate \(index) starts outside its sub-page")
+                report("\(at()): duplicate \(index) starts outside its sub-page")
                 return keys
             }
             let size = bytes.withUnsafeBytes { Int($0.loadUnaligned(fromByteOffset: start + 6, as: UInt16.self)) }
             let key = (start + Layout.nodeHeader)..<(start + Layout.nodeHeader + size)
             guard key.upperBound <= bytes.count else {
-                report("\(at): duplicate \(index) runs past its sub-page")
+                report("\(at()): duplicate \(index) runs past its sub-page")
                 return keys
             }
             if ordered, let previous, !precedes(bytes, previous, key) {
-                report("\(at): duplicate \(index) is out of order")
+                report("\(at()): duplicate \(index) is out of order")
                 return keys
             }
             previous = key
@@ -536,23 +547,23 @@ private struct PageWalker {
     }
 
     /// Whether `keys` fixed-size keys (`MDB_DUPFIXED`, which Cellar never writes) fit in a page of `size` bytes.
-    mutating func fixedKeysFit(keys: Int, keySize: Int, in size: Int, at: String) -> Bool {
+    mutating func fixedKeysFit(keys: Int, keySize: Int, in size: Int, at: @autoclosure () -> String) -> Bool {
         guard keySize >= 1, Layout.pageHeader + keys * keySize <= size else {
-            report("\(at): \(keys) keys of \(keySize) bytes do not fit in their page")
+            report("\(at()): \(keys) keys of \(keySize) bytes do not fit in their page")
             return false
         }
         return true
     }
 
     /// Collects the page numbers of one free-list entry: a count, then that many page numbers.
-    mutating func freeListValue(_ bytes: [UInt8], at: String) {
+    mutating func freeListValue(_ bytes: [UInt8], at: @autoclosure () -> String) {
         guard bytes.count >= 8, bytes.count % 8 == 0 else {
-            report("\(at): a free-list entry of \(bytes.count) bytes")
+            report("\(at()): a free-list entry of \(bytes.count) bytes")
             return
         }
         let listed = bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
         guard listed == UInt64(bytes.count / 8 - 1) else {
-            report("\(at): a free-list entry says it lists \(listed) pages in \(bytes.count) bytes")
+            report("\(at()): a free-list entry says it lists \(listed) pages in \(bytes.count) bytes")
             return
         }
         bytes.withUnsafeBytes { raw in
@@ -567,6 +578,7 @@ private struct PageWalker {
     mutating func checkFreePages() {
         guard !full else { return }
         var seen = Set<UInt64>()
+        let lastPage = self.lastPage
         for page in freePages {
             guard page >= 2, page <= UInt64(lastPage) else {
                 report("the free list holds page \(page), outside the pages in use (2...\(lastPage))")
@@ -582,11 +594,11 @@ private struct PageWalker {
                 return
             }
         }
-        let accounted = 2 + pagesInUse + freePages.count
-        if accounted != lastPage + 1 {
+        let (inUse, free) = (pagesInUse, freePages.count)
+        if 2 + inUse + free != lastPage + 1 {
             report(
-                "\(lastPage + 1) pages are in the file's used part, but the trees use \(pagesInUse), the free list "
-                    + "holds \(freePages.count) and 2 are meta pages")
+                "\(lastPage + 1) pages are in the file's used part, but the trees use \(inUse), the free list "
+                    + "holds \(free) and 2 are meta pages")
         }
     }
 

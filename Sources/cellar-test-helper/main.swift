@@ -6,8 +6,11 @@
 //   cellar-test-helper write-until-killed <folder> insert tickets one durable transaction each, printing each id
 //                                                 once its commit has returned, until killed
 //   cellar-test-helper read-pets <folder>         read every pet, by scan and by index, and print what was found
+//   cellar-test-helper read-raw <folder>          read every entry of every database through LMDB alone, without
+//                                                 Cellar's page checks: what a reader would meet without them
 import Cellar
 import Foundation
+import LMDB
 
 struct Ticket: Model {
     var id: Int64 = 0
@@ -57,6 +60,30 @@ case (3, "read-pets"):
             }
         }
         print("ok \(pets.count) \(String(digest, radix: 16)) \(indexed)")
+    } catch {
+        print("error \(error)")
+    }
+case (3, "read-raw"):
+    do {
+        let environment = try Environment(path: arguments[2])
+        let entries = try environment.read { txn in
+            guard let main = try txn.openDatabase(named: nil) else { return 0 }
+            var names: [String] = []
+            try txn.walk(main) { entry in
+                names.append(String(decoding: entry.key, as: UTF8.self))
+                return true
+            }
+            var entries = 0
+            for name in names {
+                guard let database = try txn.openDatabase(named: name) else { continue }
+                try txn.walk(database) { entry in
+                    entries += entry.key.count > 0 ? 1 : 0
+                    return true
+                }
+            }
+            return entries
+        }
+        print("ok \(entries)")
     } catch {
         print("error \(error)")
     }

@@ -284,4 +284,30 @@ struct PageCheckTests {
         #expect(pages.problems == [])
         #expect(2 + pages.pagesInUse + pages.freePages == pages.lastPage + 1)
     }
+
+    /// Damage that appears while a store is open (or in a file too large to walk at open) is found by
+    /// `verifyIntegrity()`, which reads pages with `pread`, never through LMDB.
+    @Test func verifyIntegrityFindsDamageThatAppearsWhileTheStoreIsOpen() throws {
+        let folder = TemporaryFolder()
+        let store = try Self.varied(in: folder)
+        let pages = try store.core.environment.checkPages()
+        let handle = try FileHandle(forWritingTo: folder.url.appendingPathComponent("data.mdb"))
+        // The entry-count field of every page after the meta pages: page headers no longer add up.
+        for page in 2...pages.lastPage {
+            try handle.seek(toOffset: UInt64(page * 4_096 + 12))
+            try handle.write(contentsOf: [0xFF, 0x7F])
+        }
+        try handle.close()
+        do {
+            _ = try store.verifyIntegrity()
+            Issue.record("damaged pages were found sound")
+        } catch {
+            guard case .corruptedFile(let path, let reason) = error else {
+                Issue.record("expected corruptedFile, got \(error)")
+                return
+            }
+            #expect(path == folder.url.path)
+            #expect(reason.contains("damaged header") || reason.contains("page"))
+        }
+    }
 }

@@ -20,6 +20,9 @@ final class StoreCore: Sendable {
     static let formatKey = Array("format".utf8)
     static let versionKey = Array("version".utf8)
     static let formatVersion: UInt8 = 1
+    /// Up to this size, opening walks every page of the file (about 25 ms at the limit); beyond it, only the pages an
+    /// opening reads, and `verifyIntegrity()` walks the rest when asked.
+    static let fullPageCheckLimit = 32 << 20
 
     private init(environment: Environment, directory: URL, meta: Database, registryKey: String) {
         self.environment = environment
@@ -127,8 +130,10 @@ final class StoreCore: Sendable {
         }
         let meta: Database
         do {
-            // The pages an opening reads (the main database and `_meta`) are checked before LMDB reads them.
-            let pages = try environment.checkPages(databases: ["_meta"])
+            // Pages are checked before LMDB reads them: all of them in a small file (a walk reads about a gigabyte
+            // a second), otherwise those an opening and its first write read.
+            let checkEverything = try environment.dataFileLength <= fullPageCheckLimit
+            let pages = try environment.checkPages(databases: checkEverything ? nil : ["_meta"])
             guard pages.isSound else {
                 throw StoreError.corruptedFile(path: path, reason: Store.describe(pages))
             }
