@@ -1,9 +1,12 @@
 /// Keys from `lower` (included) up to `upper` (excluded), compared byte by byte as LMDB compares them; a missing
 /// bound is open.
 public struct KeyRange: Sendable, Hashable {
+    /// The smallest key in the range; `nil` for no lower bound.
     public var lower: [UInt8]?
+    /// The first key past the range; `nil` for no upper bound.
     public var upper: [UInt8]?
 
+    /// The keys from `lower` (included) up to `upper` (excluded).
     public init(lower: [UInt8]? = nil, upper: [UInt8]? = nil) {
         self.lower = lower
         self.upper = upper

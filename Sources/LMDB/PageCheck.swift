@@ -23,6 +23,7 @@ public struct PageCheckReport: Sendable, Hashable {
     /// Whether the walk stopped after the number of problems it was asked for.
     public var stoppedEarly: Bool
 
+    /// Whether the walk found nothing wrong.
     public var isSound: Bool { problems.isEmpty }
 }
 

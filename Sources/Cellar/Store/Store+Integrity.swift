@@ -4,8 +4,9 @@ import LMDB
 public struct IntegrityReport: Sendable, Hashable {
     /// The version whose pages were checked: the newest committed one.
     public let version: StoreVersion
-    /// Pages the store's trees use, and pages kept free for reuse.
+    /// Pages the store's trees use.
     public let pagesInUse: Int
+    /// Pages kept free for reuse by later writes.
     public let freePages: Int
     /// The LMDB databases walked: records, indexes and `_meta`.
     public let databases: Int
