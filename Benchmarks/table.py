@@ -1,20 +1,29 @@
 #!/usr/bin/env python3
 """Turns `swift package benchmark` text output into the README's table: p50 wall-clock time per engine,
-records per second, and Cellar's ratio to GRDB and to raw LMDB, all from the same run.
+records per second, and Cellar's ratio to GRDB and to raw LMDB. Given several runs, each figure is the median of
+its runs' p50s, and each ratio the median of the ratios within each run (engines are compared inside one run only).
 
-Usage: swift package benchmark --no-progress | tee run.txt; python3 table.py run.txt
+Usage: swift package benchmark --no-progress > run1.txt  (and run2.txt, run3.txt)
+       python3 table.py run1.txt run2.txt run3.txt
 """
 import re
+import statistics
 import sys
 
-text = open(sys.argv[1]).read() if len(sys.argv) > 1 else sys.stdin.read()
-p50 = {}
-for block in re.split(r"\n(?=\S[^\n]*\n╒)", text):
-    name = block.strip().split("\n")[0]
-    match = re.search(r"Time \(wall clock\) \((\w+)\) \*?\s*│\s*[\d,]+\s*│\s*[\d,]+\s*│\s*([\d,]+)", block)
-    if match and ": " in name:
-        scale = {"ns": 1e-9, "us": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0}[match.group(1)]
-        p50[name] = int(match.group(2).replace(",", "")) * scale
+
+def read_run(text):
+    p50 = {}
+    for block in re.split(r"\n(?=\S[^\n]*\n╒)", text):
+        name = block.strip().split("\n")[0]
+        match = re.search(r"Time \(wall clock\) \((\w+)\) \*?\s*│\s*[\d,]+\s*│\s*[\d,]+\s*│\s*([\d,]+)", block)
+        if match and ": " in name:
+            scale = {"ns": 1e-9, "us": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0}[match.group(1)]
+            p50[name] = int(match.group(2).replace(",", "")) * scale
+    return p50
+
+
+runs = [read_run(open(path).read()) for path in sys.argv[1:]] or [read_run(sys.stdin.read())]
+p50 = {name: statistics.median(run[name] for run in runs if name in run) for name in runs[0]}
 
 def count(task):
     # A query task measures whole queries; the others count the records they handle.
@@ -31,6 +40,11 @@ def row(task):
         seconds = p50.get(f"{task}: {engine}")
         return count(task) / seconds if seconds else None
 
+    def ratio(engine):
+        # Cellar's speed over `engine`'s, within each run, then the median across runs.
+        cellar_name, other = f"{task}: Cellar", f"{task}: {engine}"
+        return statistics.median(run[other] / run[cellar_name] for run in runs if cellar_name in run and other in run)
+
     cellar, raw = rate("Cellar"), rate("raw LMDB")
     grdb_rows = [(engine, rate(engine)) for engine in ("GRDB", "GRDB fetchOne", "GRDB cached statement") if rate(engine)]
     def fmt(r):
@@ -38,8 +52,8 @@ def row(task):
             return f"{r / 1e6:.2f}M/s"
         return f"{r / 1e3:.0f}k/s" if r >= 1e4 else f"{r:,.0f}/s"
     grdb_cell = "<br>".join(f"{fmt(r)}{' (' + e[5:] + ')' if e != 'GRDB' else ''}" for e, r in grdb_rows)
-    vs_grdb = "<br>".join(f"{cellar / r:.1f}×" for _, r in grdb_rows)
-    return f"| {task} | {fmt(cellar)} | {fmt(raw)} | {grdb_cell} | {vs_grdb} | {cellar / raw:.2f}× |"
+    vs_grdb = "<br>".join(f"{ratio(e):.1f}×" for e, _ in grdb_rows)
+    return f"| {task} | {fmt(cellar)} | {fmt(raw)} | {grdb_cell} | {vs_grdb} | {ratio('raw LMDB'):.2f}× |"
 
 header = "| operation | Cellar | raw LMDB | GRDB | Cellar vs GRDB | Cellar vs raw LMDB |\n| --- | ---: | ---: | ---: | ---: | ---: |"
 for group, unit in ((False, "records per second"), (True, "queries per second")):
