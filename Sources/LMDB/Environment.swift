@@ -150,12 +150,18 @@ public final class Environment: @unchecked Sendable {
     deinit { close() }
 
     /// Closes the environment: its handle, and every buffer and database handle from it, are invalid afterwards.
-    /// Call it only when no transaction is running; closing twice does nothing.
+    /// Call it only when no transaction is running; closing twice does nothing, and a later `read` or `write` throws
+    /// `system(errno: EBADF)`.
     public func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         for idle in idleReaders.withLock({ $0 }) { mdb_txn_abort(idle.txn) }
         mdb_env_close(handle)
         _ = Self.openFolders.withLock { $0.remove(folder) }
+    }
+
+    /// Throws `EBADF` after `close()`: LMDB would use a freed handle.
+    private func checkOpen() throws(LMDBError) {
+        guard !closed.load(ordering: .acquiring) else { throw .system(errno: EBADF) }
     }
 
     // MARK: Transactions
@@ -165,6 +171,7 @@ public final class Environment: @unchecked Sendable {
     /// The transaction and every buffer it returned end when `body` returns. A read waits only while this process
     /// grows the map, which waits for the reads already running to end: as long as the longest of them.
     public func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
+        try checkOpen()
         while true {
             mapLock.lockShared()
             let txn: OpaquePointer
@@ -195,6 +202,7 @@ public final class Environment: @unchecked Sendable {
     /// wait for each other. A `write` inside a `write` on one thread throws `system(errno: EDEADLK)` instead of
     /// waiting for itself forever.
     public func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
+        try checkOpen()
         guard writeHolds.value == 0 else { throw LMDBError.system(errno: EDEADLK) }
         writeHolds.value = 1
         defer { writeHolds.value = 0 }

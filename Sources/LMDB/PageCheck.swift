@@ -25,6 +25,13 @@ public struct PageCheckReport: Sendable, Hashable {
 
     /// Whether the walk found nothing wrong.
     public var isSound: Bool { problems.isEmpty }
+
+    /// The first three problems in one line, and how many more there are: short enough for an error message.
+    public var summary: String {
+        let more = problems.count - 3
+        return problems.prefix(3).joined(separator: "; ")
+            + (more > 0 ? "; and \(more)\(stoppedEarly ? " or more" : "") other problems" : "")
+    }
 }
 
 extension Environment {

@@ -211,6 +211,8 @@ struct ReliabilityTests {
         let first = try Environment(path: folder.url.path)
         #expect(throws: LMDBError.alreadyOpen) { try Environment(path: folder.url.path) }
         first.close()
+        // A closed environment refuses transactions instead of handing LMDB a freed handle.
+        #expect(throws: LMDBError.system(errno: EBADF)) { try first.read { _ in } }
         let second = try Environment(path: folder.url.path)
         second.close()
     }

@@ -27,16 +27,10 @@ extension Store {
     public func verifyIntegrity() throws(StoreError) -> IntegrityReport {
         let report = try core.run("check the pages of") { try core.environment.checkPages() }
         guard report.isSound else {
-            throw .corruptedFile(path: core.path, reason: Self.describe(report))
+            throw .corruptedFile(path: core.path, reason: report.summary)
         }
         return IntegrityReport(
             version: StoreVersion(rawValue: report.transactionID), pagesInUse: report.pagesInUse,
             freePages: report.freePages, databases: report.databases)
-    }
-
-    static func describe(_ report: PageCheckReport) -> String {
-        let shown = report.problems.prefix(3).joined(separator: "; ")
-        let more = report.problems.count - 3
-        return shown + (more > 0 ? "; and \(more)\(report.stoppedEarly ? " or more" : "") other problems" : "")
     }
 }

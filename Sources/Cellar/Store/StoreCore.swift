@@ -135,7 +135,7 @@ final class StoreCore: Sendable {
             let checkEverything = try environment.dataFileLength <= fullPageCheckLimit
             let pages = try environment.checkPages(databases: checkEverything ? nil : ["_meta"])
             guard pages.isSound else {
-                throw StoreError.corruptedFile(path: path, reason: Store.describe(pages))
+                throw StoreError.corruptedFile(path: path, reason: pages.summary)
             }
             meta = try environment.write { txn in
                 let existing = try txn.openDatabase(named: "_meta")
