@@ -197,7 +197,7 @@ struct DamagedFileTests {
             try folder.store([Indexed.self])
         } throws: { error in
             guard case .configurationConflict(_, let reason) = error as? StoreError else { return false }
-            return reason.contains("Pet is open with indexes []") && reason.contains("[i/Pet.name]")
+            return reason.contains("Pet is open with indexes and links []") && reason.contains("[i/Pet.name]")
         }
         #expect(try first.objects(Plain.self).results().count == 1)
     }

@@ -27,13 +27,15 @@ extension Model {
     public static var schema: Schema<Self> { Schema() }
 }
 
-/// How a model is stored.
+/// How a model is stored: its name, id numbering, indexes and links.
 public struct Schema<M: Model>: Sendable {
     /// The name the model is stored under: the type's name unless given. Name a model explicitly to rename its
     /// Swift type later without losing its records.
     public let name: String
     /// The secondary indexes, kept in step with the records by every write.
     public let indexes: [Index<M>]
+    /// The link properties, each with a backlink index and delete rules.
+    public let links: [Relationship<M>]
     /// Converts ids to and from the model's sequence when ids are numbered automatically.
     let sequence: SequenceMapping?
 
@@ -48,9 +50,11 @@ public struct Schema<M: Model>: Sendable {
     /// - Parameters:
     ///   - name: the stored name; the Swift type's name when `nil`.
     ///   - indexes: secondary indexes, such as `[.index(\.age), .unique(\.email)]`.
-    public init(name: String? = nil, indexes: [Index<M>] = []) {
+    ///   - links: the link properties, such as `[.link(\.dogs, deleteRule: .cascade)]`.
+    public init(name: String? = nil, indexes: [Index<M>] = [], links: [Relationship<M>] = []) {
         self.name = name ?? String(describing: M.self)
         self.indexes = indexes
+        self.links = links
         self.sequence = nil
     }
 }
@@ -65,9 +69,13 @@ extension Schema where M.ID: FixedWidthInteger {
     ///     monotonically, are never reused after a delete or a reopen, and stay unique across threads and
     ///     processes. Inserting a larger id explicitly moves the sequence past it.
     ///   - indexes: secondary indexes, such as `[.index(\.age), .unique(\.email)]`.
-    public init(name: String? = nil, autoIncrement: Bool, indexes: [Index<M>] = []) {
+    ///   - links: the link properties, such as `[.link(\.dogs, deleteRule: .cascade)]`.
+    public init(
+        name: String? = nil, autoIncrement: Bool, indexes: [Index<M>] = [], links: [Relationship<M>] = []
+    ) {
         self.name = name ?? String(describing: M.self)
         self.indexes = indexes
+        self.links = links
         self.sequence =
             autoIncrement
             ? SequenceMapping(

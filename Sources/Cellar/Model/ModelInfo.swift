@@ -7,26 +7,36 @@ final class ModelInfo: Sendable {
     let records: Database
     /// The databases of the schema's indexes, in the schema's order.
     let indexes: [Database]
-    /// The names of those databases, to tell whether two configurations agree on the model.
-    let indexNames: [String]
+    /// The schema's links, in the schema's order, each with its backlink database.
+    let links: [LinkInfo]
+    /// The names of the index databases and the links with their rules, to tell whether two configurations agree
+    /// on the model.
+    let signature: [String]
     /// Whether the schema numbers ids from a sequence (read once: a default schema is rebuilt on each access).
     let numbersIDs: Bool
+    /// What the relationship code does with this model's records without knowing its type.
+    let operations: ModelOperations
     private let committedDictionary: Mutex<KeyDictionary>
 
     init(
-        name: String, records: Database, indexes: [Database], indexNames: [String], numbersIDs: Bool,
-        dictionary: KeyDictionary
+        name: String, records: Database, indexes: [Database], links: [LinkInfo], signature: [String],
+        numbersIDs: Bool, operations: ModelOperations, dictionary: KeyDictionary
     ) {
         self.name = name
         self.records = records
         self.indexes = indexes
-        self.indexNames = indexNames
+        self.links = links
+        self.signature = signature
         self.numbersIDs = numbersIDs
+        self.operations = operations
         self.committedDictionary = Mutex(dictionary)
     }
 
     var dictionaryKey: [UInt8] { Array("keys/\(name)".utf8) }
     var sequenceKey: [UInt8] { Array("seq/\(name)".utf8) }
+
+    /// Whether reading the stored record before a write is needed, to find the index and backlink entries it moves.
+    var hasDerivedData: Bool { !indexes.isEmpty || !links.isEmpty }
 
     /// The newest committed key dictionary this process knows.
     var dictionary: KeyDictionary { committedDictionary.withLock { $0 } }
@@ -35,4 +45,40 @@ final class ModelInfo: Sendable {
     func publish(_ newer: KeyDictionary) {
         committedDictionary.withLock { if newer.names.count > $0.names.count { $0 = newer } }
     }
+}
+
+/// One declared link of a model, as a store holds it: its backlink database and its rules, without the model's type.
+final class LinkInfo: Sendable {
+    /// The stored name of the model whose records hold the link.
+    let model: String
+    let name: String
+    /// The link's position in its schema's `links`.
+    let position: Int
+    /// `b/<model>.<name>`: target key → keys of the records linking to it.
+    let database: Database
+    let deleteRule: DeleteRule
+    let targetDeleteRule: TargetDeleteRule
+    let isExclusive: Bool
+    let ownsTargets: Bool
+    let allowsDangling: Bool
+    let targetType: ObjectIdentifier
+    let targetName: String
+
+    init<M: Model>(_ link: Relationship<M>, model: String, position: Int, database: Database) {
+        self.model = model
+        self.name = link.name
+        self.position = position
+        self.database = database
+        self.deleteRule = link.deleteRule
+        self.targetDeleteRule = link.targetDeleteRule
+        self.isExclusive = link.isExclusive
+        self.ownsTargets = link.ownsTargets
+        self.allowsDangling = link.allowsDangling
+        self.targetType = ObjectIdentifier(link.targetType)
+        self.targetName = link.targetName
+    }
+
+    /// `Person.dogs`, for messages.
+    var label: String { model + "." + name }
+    var databaseName: String { "b/" + label }
 }

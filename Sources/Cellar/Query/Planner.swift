@@ -9,6 +9,8 @@ struct QueryPlan {
         case indexRanges(position: Int, ranges: [KeyRange])
         /// A whole index, in its order: the query's sort.
         case indexOrder(position: Int)
+        /// The records that link to the query's targets, from the backlink index of the link at `position`.
+        case backlinks(position: Int)
     }
 
     let access: Access
@@ -27,6 +29,12 @@ extension Query {
     /// Picks the plan: the most selective condition that an index answers drives; otherwise a sort that an index
     /// matches is read from it; otherwise the records are scanned. Every other condition is checked per record.
     func plan(info: ModelInfo, context: ReadScope) throws(StoreError) -> QueryPlan {
+        if let linkFilter {
+            // Following the link is the query's restriction; it drives, and everything else is checked per record.
+            return QueryPlan(
+                access: .backlinks(position: try linkFilter.position.get()), isOrdered: ordering.isEmpty,
+                isDescending: false, driver: nil, indexDecides: false)
+        }
         let indexes = M.schema.indexes
         func indexPosition(for path: PartialKeyPath<M>) -> Int? {
             indexes.firstIndex { $0.keyPaths.count == 1 && $0.keyPaths[0] == path }
@@ -79,7 +87,7 @@ extension Query {
     }
 
     /// The plan in words, for `explain()`.
-    func describe(_ plan: QueryPlan, info: ModelInfo) -> String {
+    func describe(_ plan: QueryPlan, info: ModelInfo, context: ReadScope) throws(StoreError) -> String {
         let indexes = M.schema.indexes
         let conjuncts = predicate?.node.conjuncts ?? []
         var words: [String] = []
@@ -93,6 +101,13 @@ extension Query {
                     + (plan.isDescending ? "descending" : "ascending") + " order")
         case .records:
             words.append("scan r/\(info.name)")
+        case .backlinks(let position):
+            let targets = try linkFilter.map { (filter) throws(StoreError) in try filter.describeTargets(context) }
+            words.append("read backlink index \(info.links[position].databaseName) for \(targets ?? "")")
+        }
+        for exclusion in exclusions {
+            let link = try exclusion.link(context.store)
+            words.append("skip the records in backlink index \(link.databaseName)")
         }
         let checks = conjuncts.enumerated().filter { $0.offset != plan.driver }.map(\.element.description)
         if !checks.isEmpty { words.append("check each record for \(checks.joined(separator: " && "))") }
@@ -186,6 +201,25 @@ extension Query {
         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws(StoreError) -> Bool
     ) throws(StoreError) {
         let txn = try context.lmdb
+        var body = body
+        let excluded = try exclusions.map { (exclusion) throws(StoreError) in try exclusion.link(context.store) }
+        if !excluded.isEmpty {
+            let inner = body
+            body = { (key, bytes) throws(StoreError) -> Bool in
+                for link in excluded {
+                    let linked: Bool
+                    do throws(LMDBError) { linked = try txn.get(link.database, key: key) != nil } catch {
+                        throw context.lmdbError(error, "read")
+                    }
+                    if linked { return true }
+                }
+                return try inner(key, bytes)
+            }
+        }
+        var linking: [[UInt8]] = []
+        if case .backlinks(let position) = plan.access, let linkFilter {
+            linking = try linkingKeys(linkFilter, link: info.links[position], in: context)
+        }
         try context.store.core.run("read") {
             switch plan.access {
             case .records:
@@ -201,6 +235,13 @@ extension Query {
             case .indexOrder(let position):
                 try txn.walk(info.indexes[position], descending: plan.isDescending) { entry in
                     try body(entry.value, try Self.record(entry.value, info: info, in: txn, context: context))
+                }
+            case .backlinks:
+                for key in linking {
+                    let goOn = try key.withUnsafeBytes { key in
+                        try body(key, try Self.record(key, info: info, in: txn, context: context))
+                    }
+                    if !goOn { return }
                 }
             }
         }
@@ -221,7 +262,17 @@ extension Query {
 
     /// The count of an index range without reading records, when one indexed condition is the whole predicate.
     func countWithoutReading(in context: ReadScope, info: ModelInfo) throws(StoreError) -> Int? {
-        guard distinctKey == nil else { return nil }
+        guard distinctKey == nil, exclusions.isEmpty else { return nil }
+        if let linkFilter {
+            guard predicate == nil else { return nil }
+            let link = info.links[try linkFilter.position.get()]
+            let targets = try linkFilter.targets(context)
+            if targets.count == 1 {
+                let txn = try context.lmdb
+                return try context.store.core.run("count") { try txn.duplicateCount(of: targets[0], in: link.database) }
+            }
+            return try linkingKeys(linkFilter, link: link, in: context).count
+        }
         guard let predicate else { return try context.recordCount(info) }
         let plan = try plan(info: info, context: context)
         guard case .indexRanges(let position, let ranges) = plan.access, predicate.node.conjuncts.count == 1 else {

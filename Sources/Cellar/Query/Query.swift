@@ -21,6 +21,10 @@ public struct Query<M: Model>: Sendable {
     var distinctKey: SortKey<M>?
     var limitCount: Int?
     var skipCount = 0
+    /// Keeps only the records that link to given targets, read from a backlink index.
+    var linkFilter: LinkFilter<M>?
+    /// Leaves out the records that a link of another model leads to.
+    var exclusions: [LinkExclusion] = []
 
     init(source: Source) { self.source = source }
 
@@ -109,7 +113,7 @@ public struct Query<M: Model>: Sendable {
     public func explain() throws(StoreError) -> String {
         try run { (context) throws(StoreError) in
             let info = try context.store.info(for: M.self)
-            return describe(try plan(info: info, context: context), info: info)
+            return try describe(try plan(info: info, context: context), info: info, context: context)
         }
     }
 

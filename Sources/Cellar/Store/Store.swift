@@ -14,6 +14,10 @@ import LMDB
 public final class Store: Sendable {
     let core: StoreCore
     private let models: [ObjectIdentifier: ModelInfo]
+    /// The same models by stored name, for links, which name their models.
+    private let modelsByName: [String: ModelInfo]
+    /// For each model's stored name, the declared links that lead to it.
+    private let linksByTarget: [String: [LinkInfo]]
     /// The configuration the store was opened with.
     public let configuration: Configuration
 
@@ -30,7 +34,11 @@ public final class Store: Sendable {
     private init(core: StoreCore, configuration: Configuration) throws(StoreError) {
         self.core = core
         self.configuration = configuration
-        self.models = try core.register(configuration)
+        let models = try core.register(configuration)
+        self.models = models
+        self.modelsByName = Dictionary(uniqueKeysWithValues: models.values.map { ($0.name, $0) })
+        self.linksByTarget = Dictionary(
+            grouping: models.values.flatMap(\.links).sorted { $0.label < $1.label }, by: \.targetName)
     }
 
     /// A store in a new temporary folder, removed when the store is released: for tests and previews.
@@ -52,6 +60,22 @@ public final class Store: Sendable {
         guard let info = models[ObjectIdentifier(type)] else { throw .modelNotRegistered(model: "\(M.self)") }
         return info
     }
+
+    /// The model a link leads to; registered, as opening checked.
+    func info(linkedBy link: LinkInfo) throws(StoreError) -> ModelInfo {
+        try info(named: link.targetName)
+    }
+
+    func info(named name: String) throws(StoreError) -> ModelInfo {
+        guard let info = modelsByName[name] else { throw .modelNotRegistered(model: name) }
+        return info
+    }
+
+    /// The models this store's configuration registered.
+    var registeredModels: Dictionary<String, ModelInfo>.Values { modelsByName.values }
+
+    /// The declared links that lead to records of `info`'s model.
+    func incomingLinks(to info: ModelInfo) -> [LinkInfo] { linksByTarget[info.name] ?? [] }
 
     // MARK: Transactions
 

@@ -176,8 +176,9 @@ final class StoreCore: Sendable {
                 try checkSchemaVersion(txn, schemaVersion: configuration.schemaVersion)
                 var infos: [ObjectIdentifier: ModelInfo] = [:]
                 var names: Set<String> = []
+                let registered = Set(configuration.models.map { ObjectIdentifier($0) })
                 for type in configuration.models {
-                    let info = try register(type, in: txn)
+                    let info = try register(type, registered: registered, in: txn)
                     guard names.insert(info.name).inserted else {
                         throw StoreError.duplicateModelName(model: info.name)
                     }
@@ -211,24 +212,22 @@ final class StoreCore: Sendable {
             meta, key: Self.versionKey, value: withUnsafeBytes(of: Int64(schemaVersion).littleEndian, Array.init))
     }
 
-    private func register<M: Model>(_ type: M.Type, in txn: WriteTransaction) throws -> ModelInfo {
+    private func register<M: Model>(
+        _ type: M.Type, registered: Set<ObjectIdentifier>, in txn: WriteTransaction
+    ) throws -> ModelInfo {
         let schema = M.schema
         let name = schema.name
-        if let unnamed = schema.indexes.first(where: \.hasUnstableName) {
-            throw StoreError.invalidSchema(
-                model: name,
-                reason: "an index on a computed property has no name that stays the same across launches "
-                    + "(\(quoted(unnamed.name))); give it one: .index(\\.property, name: \"…\")")
-        }
+        try Self.validate(schema, registered: registered)
+        let signature =
+            schema.indexes.map { $0.databaseName(model: name) } + schema.links.map { $0.signature(model: name) }
         if let known = modelsByName.withLock({ $0[name] }) {
             // Two configurations open at once must agree on what a model's databases hold.
-            let declared = schema.indexes.map { $0.databaseName(model: name) }
-            guard known.indexNames == declared, known.numbersIDs == (schema.sequence != nil) else {
+            guard known.signature == signature, known.numbersIDs == (schema.sequence != nil) else {
                 throw StoreError.configurationConflict(
                     path: path,
-                    reason: "\(name) is open with indexes [\(known.indexNames.joined(separator: ", "))]"
+                    reason: "\(name) is open with indexes and links [\(known.signature.joined(separator: ", "))]"
                         + (known.numbersIDs ? " and auto-increment ids" : "")
-                        + ", and this configuration declares [\(declared.joined(separator: ", "))]"
+                        + ", and this configuration declares [\(signature.joined(separator: ", "))]"
                         + (schema.sequence != nil ? " and auto-increment ids" : ""))
             }
             return known
@@ -241,22 +240,60 @@ final class StoreCore: Sendable {
             }
             dictionary = parsed
         }
-        let indexes = try openIndexes(of: M.self, records: records, dictionary: dictionary, in: txn)
+        let (indexes, backlinks) = try openDerivedDatabases(
+            of: M.self, records: records, dictionary: dictionary, in: txn)
         return ModelInfo(
             name: name, records: records, indexes: indexes,
-            indexNames: schema.indexes.map { $0.databaseName(model: name) }, numbersIDs: schema.sequence != nil,
+            links: zip(schema.links, backlinks).enumerated().map { position, pair in
+                LinkInfo(pair.0, model: name, position: position, database: pair.1)
+            },
+            signature: signature, numbersIDs: schema.sequence != nil, operations: ModelOperations(M.self),
             dictionary: dictionary)
     }
 
-    /// Opens the schema's index databases, building any that are new from the records already stored, and deletes
-    /// the databases of indexes the schema no longer declares. The list of a model's index databases is kept in
-    /// `_meta` under `indexes/<Model>`.
-    private func openIndexes<M: Model>(
+    /// Refuses a schema whose index or link names would change between launches, repeat, or whose links lead to a
+    /// model this configuration does not hold.
+    private static func validate<M: Model>(_ schema: Schema<M>, registered: Set<ObjectIdentifier>) throws(StoreError) {
+        let name = schema.name
+        if let unnamed = schema.indexes.first(where: \.hasUnstableName) {
+            throw .invalidSchema(
+                model: name,
+                reason: "an index on a computed property has no name that stays the same across launches "
+                    + "(\(quoted(unnamed.name))); give it one: .index(\\.property, name: \"…\")")
+        }
+        var linkNames: Set<String> = []
+        for link in schema.links {
+            guard !link.name.contains("<computed") else {
+                throw .invalidSchema(
+                    model: name,
+                    reason: "a link on a computed property has no name that stays the same across launches; give it "
+                        + "one: .link(\\.property, name: \"…\")")
+            }
+            guard registered.contains(ObjectIdentifier(link.targetType)) else {
+                throw .invalidSchema(
+                    model: name,
+                    reason: "its link \(link.name) leads to \(link.targetType), which is not in Configuration.models; "
+                        + "add \(link.targetType).self to the models")
+            }
+            guard linkNames.insert(link.name).inserted else {
+                throw .invalidSchema(
+                    model: name,
+                    reason: "two links are named \(link.name); give one of them another name: .link(…, name: \"…\")")
+            }
+        }
+    }
+
+    /// Opens the schema's index and backlink databases, building any that are new from the records already stored,
+    /// and deletes the databases of indexes and links the schema no longer declares. The list of a model's derived
+    /// databases is kept in `_meta` under `indexes/<Model>`.
+    private func openDerivedDatabases<M: Model>(
         of type: M.Type, records: Database, dictionary: KeyDictionary, in txn: WriteTransaction
-    ) throws -> [Database] {
+    ) throws -> (indexes: [Database], links: [Database]) {
         let model = M.schema.name
         let listKey = Array("indexes/\(model)".utf8)
-        let declared = M.schema.indexes.map { $0.databaseName(model: model) }
+        let indexNames = M.schema.indexes.map { $0.databaseName(model: model) }
+        let linkNames = M.schema.links.map { $0.databaseName(model: model) }
+        let declared = indexNames + linkNames
         let stored =
             try txn.get(meta, key: listKey).map { String(decoding: $0, as: UTF8.self) }
             .map { $0.split(separator: "\n").map(String.init) } ?? []
@@ -264,44 +301,58 @@ final class StoreCore: Sendable {
             if let removed = try txn.openDatabase(named: name) { try txn.drop(removed) }
         }
         var databases: [Database] = []
-        var toBuild: [(Index<M>, Database)] = []
-        for (index, name) in zip(M.schema.indexes, declared) {
-            let isNew = try txn.openDatabase(named: name) == nil || !stored.contains(name)
+        var isNew: [Bool] = []
+        for name in declared {
+            isNew.append(try txn.openDatabase(named: name) == nil || !stored.contains(name))
             let database = try txn.createDatabase(named: name, flags: .duplicateSort)
-            if isNew {
-                try txn.empty(database)
-                toBuild.append((index, database))
-            }
+            if isNew.last == true { try txn.empty(database) }
             databases.append(database)
         }
-        if !toBuild.isEmpty {
-            let decoder = RecordDecoder()
-            let writer = IndexWriter(model: model, core: self)
-            try txn.withCursor(records) { cursor in
-                var entry = try cursor.first()
-                while let (key, bytes) = entry {
-                    let value: M
-                    do {
-                        value = try decoder.decode(M.self, from: bytes, dictionary: dictionary)
-                    } catch let error as DecodingError {
-                        throw StoreError(error, model: model, id: KeyEncoding.describe(key))
-                    }
-                    let primaryKey = Array(key)
-                    for (index, database) in toBuild {
-                        let entry = try writer.entry(index, of: value)
-                        if entry.mustBeUnique {
-                            try writer.checkUnique(
-                                index.name, key: entry.key, primaryKey: primaryKey, in: database, txn: txn)
-                        }
-                        try writer.add(entry.key, primaryKey: primaryKey, to: database, in: txn)
-                    }
-                    entry = try cursor.next()
-                }
-            }
+        let indexes = Array(databases[..<indexNames.count])
+        let links = Array(databases[indexNames.count...])
+        if isNew.contains(true) {
+            try build(
+                M.self, records: records, dictionary: dictionary, in: txn,
+                indexes: zip(M.schema.indexes, zip(indexes, isNew)).filter(\.1.1).map { ($0.0, $0.1.0) },
+                links: zip(M.schema.links, zip(links, isNew[indexNames.count...])).filter(\.1.1).map {
+                    ($0.0, $0.1.0)
+                })
         }
         if stored != declared {
             try txn.put(meta, key: listKey, value: Array(declared.joined(separator: "\n").utf8))
         }
-        return databases
+        return (indexes, links)
+    }
+
+    /// Fills new index and backlink databases from the stored records.
+    private func build<M: Model>(
+        _ type: M.Type, records: Database, dictionary: KeyDictionary, in txn: WriteTransaction,
+        indexes: [(Index<M>, Database)], links: [(Relationship<M>, Database)]
+    ) throws {
+        let model = M.schema.name
+        let decoder = RecordDecoder()
+        let writer = IndexWriter(model: model, core: self)
+        try txn.walk(records) { entry in
+            let value: M
+            do {
+                value = try decoder.decode(M.self, from: entry.value, dictionary: dictionary)
+            } catch let error as DecodingError {
+                throw StoreError(error, model: model, id: KeyEncoding.describe(entry.key))
+            }
+            let primaryKey = Array(entry.key)
+            for (index, database) in indexes {
+                let entry = try writer.entry(index, of: value)
+                if entry.mustBeUnique {
+                    try writer.checkUnique(index.name, key: entry.key, primaryKey: primaryKey, in: database, txn: txn)
+                }
+                try writer.add(entry.key, primaryKey: primaryKey, to: database, in: txn)
+            }
+            for (link, database) in links {
+                for target in try link.targetKeys(value) {
+                    try writer.add(target, primaryKey: primaryKey, to: database, in: txn)
+                }
+            }
+            return true
+        }
     }
 }

@@ -12,6 +12,18 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible, Loca
     case objectNotFound(model: String, id: String)
     /// A write would give two records the same value in a unique index; the transaction writes nothing.
     case uniqueConstraintViolated(model: String, index: String, value: String)
+    /// A delete rule refused the delete: a `.deny` link still holds targets, or records still link to the record
+    /// through a link whose target delete rule is `.deny`. Nothing was deleted.
+    case deleteDenied(model: String, id: String, reason: String)
+    /// The transaction would commit a link (`Person.dogs` of the record `source`) to a record that does not exist.
+    /// Checked at commit, so records may be inserted in any order inside one transaction.
+    case linkTargetMissing(link: String, source: String, target: String, targetID: String)
+    /// A target of an exclusive link was added to a second record's link.
+    case exclusiveLinkViolated(link: String, target: String, holder: String)
+    /// A query or read named a link property that the model's `Schema.links` does not declare.
+    case linkNotDeclared(model: String, property: String)
+    /// `backlink(to:via:)` asked for the one record linking to a target through a link that is not exclusive.
+    case linkNotExclusive(link: String)
     /// A primary key's bytes exceed LMDB's key limit (511 bytes).
     case keyTooLong(model: String, length: Int, limit: Int)
     /// A value cannot become a key: NaN, or a type with no ordered form.
@@ -63,6 +75,22 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible, Loca
         case .uniqueConstraintViolated(let model, let index, let value):
             "Another \(model) already has \(index) = \(value), and \(index) is unique. Change the value, or update the "
                 + "record that has it."
+        case .deleteDenied(let model, let id, let reason):
+            "The \(model) with id \(id) cannot be deleted: \(reason). Nothing was deleted."
+        case .linkTargetMissing(let link, let source, let target, let targetID):
+            "\(link) of the record with id \(source) links to the \(target) with id \(targetID), which does not "
+                + "exist. Insert it in the same transaction or remove the link; if the record was read before that "
+                + "\(target) was deleted, read it again and change the fresh copy. To allow such links, declare "
+                + "the link with allowsDangling: true."
+        case .exclusiveLinkViolated(let link, let target, let holder):
+            "\(target) is already linked through \(link) by the record with id \(holder), and \(link) is exclusive. "
+                + "Remove it from that record first, in the same transaction."
+        case .linkNotDeclared(let model, let property):
+            "\(model).\(property) is not declared in the schema's links, so it has no backlink index. Add "
+                + ".link(\\.\(property)) to Schema(links:)."
+        case .linkNotExclusive(let link):
+            "\(link) is not exclusive, so a record may be linked from several others. Use backlinks(to:via:), or "
+                + "declare the link with exclusive: true."
         case .keyTooLong(let model, let length, let limit):
             "A \(model) key is \(length) bytes long; keys may be at most \(limit). Use a shorter id."
         case .invalidKey(let model, let reason):

@@ -8,8 +8,10 @@ public final class Transaction: ReadScope {
     private var transaction: WriteTransaction?
     /// Per-model state of this transaction: encoder, key dictionary, pending sequence value.
     private var states: [ObjectIdentifier: ModelWriteState] = [:]
-    /// What this transaction changed, for observers and links to come.
+    /// What this transaction changed, for observers to come.
     private(set) var changes = ChangeLog()
+    /// Links this transaction added, whose targets must exist when it commits.
+    var linksToCheck: [AddedLink] = []
 
     init(store: Store, transaction: WriteTransaction) {
         self.transaction = transaction
@@ -35,9 +37,9 @@ public final class Transaction: ReadScope {
         let state = try state(for: M.self)
         try assignID(&value, state: state)
         let key = try primaryKey(value.id, of: M.self)
-        let indexChanges = try planIndexChanges(old: nil, new: value, primaryKey: key, state: state)
+        let plan = try planWrite(old: nil, new: value, primaryKey: key, state: state)
         try put(value, key: key, state: state, flags: .noOverwrite)
-        try apply(indexChanges, primaryKey: key, state: state)
+        try apply(plan, primaryKey: key, state: state)
         changes.record(.inserted, key: key, model: state.info.name)
     }
 
@@ -55,10 +57,10 @@ public final class Transaction: ReadScope {
         try assignID(&value, state: state)
         let key = try primaryKey(value.id, of: M.self)
         let existed = try exists(key, state.info)
-        let old: M? = existed ? try indexedOld(M.self, key: key, state: state) : nil
-        let indexChanges = try planIndexChanges(old: old, new: value, primaryKey: key, state: state)
+        let old: M? = existed ? try storedForUpkeep(M.self, key: key, state: state) : nil
+        let plan = try planWrite(old: old, new: value, primaryKey: key, state: state)
         try put(value, key: key, state: state)
-        try apply(indexChanges, primaryKey: key, state: state)
+        try apply(plan, primaryKey: key, state: state)
         changes.record(existed ? .updated : .inserted, key: key, model: state.info.name)
     }
 
@@ -71,18 +73,18 @@ public final class Transaction: ReadScope {
         guard try exists(key, state.info) else {
             throw .objectNotFound(model: state.info.name, id: KeyEncoding.describe(key))
         }
-        let old = try indexedOld(M.self, key: key, state: state)
-        let indexChanges = try planIndexChanges(old: old, new: value, primaryKey: key, state: state)
-        try put(value, key: key, state: state)
-        try apply(indexChanges, primaryKey: key, state: state)
-        changes.record(.updated, key: key, model: state.info.name)
+        let old = try storedForUpkeep(M.self, key: key, state: state)
+        try replace(old: old, with: value, key: key, state: state)
     }
 
-    /// Deletes the record of type `type` with primary key `id`. Returns `false` when there was none.
+    /// Deletes the record of type `type` with primary key `id`, and follows the delete rules of the links from and
+    /// to it. Returns `false` when there was none.
+    ///
+    /// - Throws: `StoreError.deleteDenied` when a link's rule forbids the delete; nothing is deleted then.
     @discardableResult
     public func delete<M: Model>(_ type: M.Type, id: M.ID) throws(StoreError) -> Bool {
         let state = try state(for: type)
-        return try deleteRecord(M.self, key: try primaryKey(id, of: type), state: state)
+        return try deleteRecords(M.self, keys: [try primaryKey(id, of: type)], state: state) == 1
     }
 
     /// Deletes the stored record with `value`'s id. Returns `false` when there was none.
@@ -91,37 +93,55 @@ public final class Transaction: ReadScope {
         try delete(M.self, id: value.id)
     }
 
-    /// Deletes every record of `type` and returns how many there were. The id sequence is kept: new records
-    /// still get ids never used before.
+    /// Deletes the records of type `type` with these ids, following the links' delete rules once for all of them,
+    /// and returns how many existed. Either all are deleted or, when a rule denies one, none.
+    @discardableResult
+    public func delete<M: Model, IDs: Sequence<M.ID>>(_ type: M.Type, ids: IDs) throws(StoreError) -> Int {
+        let state = try state(for: type)
+        var keys: [[UInt8]] = []
+        for id in ids { keys.append(try primaryKey(id, of: type)) }
+        return try deleteRecords(M.self, keys: keys, state: state)
+    }
+
+    /// Deletes every record of `type`, following the links' delete rules, and returns how many there were. The id
+    /// sequence is kept: new records still get ids never used before.
     @discardableResult
     public func deleteAll<M: Model>(_ type: M.Type) throws(StoreError) -> Int {
         let state = try state(for: type)
         var keys: [[UInt8]] = []
         let txn = try lmdb
         try store.core.run("delete") {
-            try txn.withCursor(state.info.records) { cursor in
-                var entry = try cursor.first()
-                while let (key, _) = entry {
-                    keys.append(Array(key))
-                    entry = try cursor.next()
-                }
+            try txn.walk(state.info.records) { entry in
+                keys.append(Array(entry.key))
+                return true
             }
         }
-        for key in keys { try deleteRecord(M.self, key: key, state: state) }
-        return keys.count
+        return try deleteRecords(M.self, keys: keys, state: state)
     }
 
-    /// The one path every delete takes, so that what must follow a delete (index entries, links, delete rules)
-    /// hooks in here once.
-    @discardableResult
-    private func deleteRecord<M: Model>(_ type: M.Type, key: [UInt8], state: ModelWriteState) throws(StoreError)
-        -> Bool
+    /// The one path every public delete takes: straight to `removeRecord` when no link leads from or to the model,
+    /// through a planned deletion that follows the delete rules otherwise.
+    private func deleteRecords<M: Model>(_ type: M.Type, keys: [[UInt8]], state: ModelWriteState) throws(StoreError)
+        -> Int
     {
+        guard state.info.links.isEmpty, store.incomingLinks(to: state.info).isEmpty else {
+            let plan = try planDeletion(of: keys.map { (state.info, $0) })
+            try execute(plan)
+            return Set(keys).filter { plan.contains(model: state.info, key: $0) }.count
+        }
+        var deleted = 0
+        for key in keys where try removeRecord(M.self, key: key, state: state) { deleted += 1 }
+        return deleted
+    }
+
+    /// Deletes one record with its index and backlink entries; the delete rules were followed by the caller.
+    @discardableResult
+    func removeRecord<M: Model>(_ type: M.Type, key: [UInt8], state: ModelWriteState) throws(StoreError) -> Bool {
         let txn = try writable
         let old: M?
         var damaged = false
         do {
-            old = try indexedOld(M.self, key: key, state: state)
+            old = try storedForUpkeep(M.self, key: key, state: state)
         } catch .decodingFailed {
             // A record that no longer decodes can still be deleted: its index entries are found by their value.
             old = nil
@@ -131,21 +151,33 @@ public final class Transaction: ReadScope {
         do { deleted = try txn.delete(state.info.records, key: key) } catch { throw lmdbError(error, "delete") }
         guard deleted else { return false }
         if damaged {
-            try removeIndexEntries(pointingTo: key, state: state)
+            try removeDerivedEntries(pointingTo: key, state: state)
         } else {
-            try apply(
-                try planIndexChanges(old: old, new: nil, primaryKey: key, state: state), primaryKey: key, state: state)
+            let plan = try planWrite(old: old, new: nil, primaryKey: key, state: state, followOwnership: false)
+            try apply(plan, primaryKey: key, state: state)
         }
         changes.record(.deleted, key: key, model: state.info.name)
         return true
     }
 
-    /// Removes every index entry that names `primaryKey`, reading each index whole: the way to clean up after a
-    /// record whose values cannot be decoded to find its entries.
-    private func removeIndexEntries(pointingTo primaryKey: [UInt8], state: ModelWriteState) throws(StoreError) {
+    /// Replaces the stored `old` with `new`: the path of `update` and of the rewrites that drop links to deleted
+    /// records.
+    func replace<M: Model>(
+        old: M?, with new: M, key: [UInt8], state: ModelWriteState, followOwnership: Bool = true
+    ) throws(StoreError) {
+        let plan = try planWrite(
+            old: old, new: new, primaryKey: key, state: state, followOwnership: followOwnership)
+        try put(new, key: key, state: state)
+        try apply(plan, primaryKey: key, state: state)
+        changes.record(.updated, key: key, model: state.info.name)
+    }
+
+    /// Removes every index and backlink entry that names `primaryKey`, reading each database whole: the way to
+    /// clean up after a record whose values cannot be decoded to find its entries.
+    private func removeDerivedEntries(pointingTo primaryKey: [UInt8], state: ModelWriteState) throws(StoreError) {
         let txn = try writable
         let writer = indexWriter(state)
-        for database in state.info.indexes {
+        for database in state.info.indexes + state.info.links.map(\.database) {
             var found: [[UInt8]] = []
             try store.core.run("read an index") {
                 try txn.walk(database) { entry in
@@ -157,9 +189,9 @@ public final class Transaction: ReadScope {
         }
     }
 
-    /// The stored record at `key`, when the model has indexes whose entries for it must be found again.
-    private func indexedOld<M: Model>(_ type: M.Type, key: [UInt8], state: ModelWriteState) throws(StoreError) -> M? {
-        guard !state.info.indexes.isEmpty else { return nil }
+    /// The stored record at `key`, when the model has index or backlink entries that must be found again.
+    func storedForUpkeep<M: Model>(_ type: M.Type, key: [UInt8], state: ModelWriteState) throws(StoreError) -> M? {
+        guard state.info.hasDerivedData else { return nil }
         let txn = try lmdb
         let bytes: UnsafeRawBufferPointer?
         do { bytes = try txn.get(state.info.records, key: key) } catch { throw lmdbError(error, "read") }
@@ -167,23 +199,32 @@ public final class Transaction: ReadScope {
         return try decode(M.self, bytes, key: key, info: state.info)
     }
 
+    /// What a write moves besides the record: index entries, backlink entries, and the owned targets it orphans.
+    /// Worked out, with every check, before anything is written: a refused write leaves the transaction as it
+    /// was, even when the caller catches the error and goes on.
+    struct WritePlan {
+        var indexChanges: [IndexChange] = []
+        var linkChanges: [LinkChange] = []
+        /// Owned targets that lose their last link, to delete once the record is written.
+        var orphans: DeletionPlan?
+    }
+
     /// The index entries a write moves: for each index whose key changes, the entry to remove and the one to add.
-    private struct IndexChange {
+    struct IndexChange {
         let position: Int
         let remove: [UInt8]?
         let add: [UInt8]?
     }
 
-    /// Works out how a record's index entries change from `old` to `new` (either may be absent) and checks every
-    /// unique index, before anything is written: a refused write leaves the transaction as it was, even when the
-    /// caller catches the error and goes on.
-    private func planIndexChanges<M: Model>(
-        old: M?, new: M?, primaryKey: [UInt8], state: ModelWriteState
-    ) throws(StoreError) -> [IndexChange] {
-        guard !state.info.indexes.isEmpty else { return [] }
+    /// Works out how a record's index and backlink entries change from `old` to `new` (either may be absent).
+    /// `followOwnership` is `false` inside a planned deletion, which has found the orphans already.
+    func planWrite<M: Model>(
+        old: M?, new: M?, primaryKey: [UInt8], state: ModelWriteState, followOwnership: Bool = true
+    ) throws(StoreError) -> WritePlan {
+        var plan = WritePlan()
+        guard state.info.hasDerivedData else { return plan }
         let txn = try lmdb
         let writer = indexWriter(state)
-        var planned: [IndexChange] = []
         for (position, index) in M.schema.indexes.enumerated() {
             let old = try old.map { (value) throws(StoreError) in try writer.entry(index, of: value) }
             let new = try new.map { (value) throws(StoreError) in try writer.entry(index, of: value) }
@@ -192,29 +233,37 @@ public final class Transaction: ReadScope {
                 try writer.checkUnique(
                     index.name, key: new.key, primaryKey: primaryKey, in: state.info.indexes[position], txn: txn)
             }
-            planned.append(IndexChange(position: position, remove: old?.key, add: new?.key))
+            plan.indexChanges.append(IndexChange(position: position, remove: old?.key, add: new?.key))
         }
-        return planned
+        if !state.info.links.isEmpty {
+            try planLinks(
+                old: old, new: new, primaryKey: primaryKey, state: state, followOwnership: followOwnership,
+                into: &plan)
+        }
+        return plan
     }
 
-    private func apply(_ changes: [IndexChange], primaryKey: [UInt8], state: ModelWriteState) throws(StoreError) {
-        guard !changes.isEmpty else { return }
-        let txn = try writable
-        let writer = indexWriter(state)
-        for change in changes {
-            let database = state.info.indexes[change.position]
-            if let old = change.remove { try writer.remove(old, primaryKey: primaryKey, from: database, in: txn) }
-            if let new = change.add { try writer.add(new, primaryKey: primaryKey, to: database, in: txn) }
+    func apply(_ plan: WritePlan, primaryKey: [UInt8], state: ModelWriteState) throws(StoreError) {
+        if !plan.indexChanges.isEmpty {
+            let txn = try writable
+            let writer = indexWriter(state)
+            for change in plan.indexChanges {
+                let database = state.info.indexes[change.position]
+                if let old = change.remove { try writer.remove(old, primaryKey: primaryKey, from: database, in: txn) }
+                if let new = change.add { try writer.add(new, primaryKey: primaryKey, to: database, in: txn) }
+            }
         }
+        if !plan.linkChanges.isEmpty { try applyLinks(plan.linkChanges, primaryKey: primaryKey, state: state) }
+        if let orphans = plan.orphans { try execute(orphans) }
     }
 
-    private func indexWriter(_ state: ModelWriteState) -> IndexWriter {
+    func indexWriter(_ state: ModelWriteState) -> IndexWriter {
         IndexWriter(model: state.info.name, core: store.core)
     }
 
     // MARK: Internals
 
-    private var writable: WriteTransaction {
+    var writable: WriteTransaction {
         get throws(StoreError) {
             guard let transaction else { throw .transactionEnded }
             return transaction
@@ -274,7 +323,7 @@ public final class Transaction: ReadScope {
         state.pendingNextID = next
     }
 
-    private func state<M: Model>(for type: M.Type) throws(StoreError) -> ModelWriteState {
+    func state<M: Model>(for type: M.Type) throws(StoreError) -> ModelWriteState {
         let id = ObjectIdentifier(type)
         if let state = states[id] { return state }
         let info = try store.info(for: type)
@@ -295,6 +344,7 @@ public final class Transaction: ReadScope {
 
     /// Writes what the transaction kept in memory (sequence values) before the commit.
     func flush() throws(StoreError) {
+        try checkAddedLinks()
         let txn = try writable
         for state in states.values {
             guard let next = state.pendingNextID else { continue }

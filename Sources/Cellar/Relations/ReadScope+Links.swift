@@ -1,0 +1,114 @@
+import LMDB
+
+extension ReadScope {
+    /// The record `link` leads to, or `nil` when it was deleted (or, for a link that may dangle, never existed).
+    public func object<T: Model>(_ link: Link<T>) throws(StoreError) -> T? {
+        try fetch(T.self, id: link.id)
+    }
+
+    /// The record a to-one link leads to; `nil` when the link is `nil` or its target is gone.
+    public func object<T: Model>(_ link: Link<T>?) throws(StoreError) -> T? {
+        guard let link else { return nil }
+        return try object(link)
+    }
+
+    /// The records `links` lead to, in the list's order (a target listed twice comes twice), all read from this
+    /// scope's version; links whose target is gone are left out.
+    public func resolve<T: Model>(_ links: [Link<T>]) throws(StoreError) -> [T] {
+        var found: [T] = []
+        found.reserveCapacity(links.count)
+        for link in links {
+            if let value = try object(link) { found.append(value) }
+        }
+        return found
+    }
+
+    /// The records of `S` whose link `path` leads to `target`, in primary-key order: Realm's `LinkingObjects`.
+    /// For a query to filter, sort or count, use `objects(S.self).linking(to:via:)`.
+    public func backlinks<S: Model, P: LinkProperty>(
+        to target: P.Target, via path: KeyPath<S, P> & Sendable
+    ) throws(StoreError) -> Results<S> {
+        try objects(S.self).linking(to: target, via: path).results()
+    }
+
+    /// The one record of `S` whose exclusive link `path` leads to `target`, or `nil`: the to-one inverse of an
+    /// exclusive link, such as a dog's owner.
+    ///
+    /// - Throws: `StoreError.linkNotExclusive` when the link is not declared `exclusive`.
+    public func backlink<S: Model, P: LinkProperty>(
+        to target: P.Target, via path: KeyPath<S, P> & Sendable
+    ) throws(StoreError) -> S? {
+        let query = objects(S.self).linking(to: target, via: path)
+        let info = try store.info(for: S.self)
+        if let filter = query.linkFilter, case .success(let position) = filter.position,
+            !info.links[position].isExclusive
+        {
+            throw .linkNotExclusive(link: info.links[position].label)
+        }
+        return try query.first()
+    }
+
+    /// The distinct target keys of one link property of `value`, in the order they first appear.
+    func targetKeys<M: Model>(_ relationship: Relationship<M>, of value: M) throws(StoreError) -> [[UInt8]] {
+        let keys: [[UInt8]]
+        do {
+            keys = try relationship.targetKeys(value)
+        } catch {
+            throw .invalidKey(model: relationship.targetName, reason: "a link's id cannot be a key: \(error)")
+        }
+        guard keys.count > 1 else { return keys }
+        var seen = Set<[UInt8]>()
+        return keys.filter { seen.insert($0).inserted }
+    }
+
+    /// The keys of the records that link to `target` through `link`, in key order, at most `limit` of them.
+    func sources(linkingTo target: [UInt8], via link: LinkInfo, limit: Int = .max) throws(StoreError) -> [[UInt8]] {
+        let txn = try lmdb
+        var found: [[UInt8]] = []
+        try store.core.run("read a backlink index") {
+            try txn.forEachDuplicate(of: target, in: link.database) { source in
+                found.append(Array(source))
+                return found.count < limit
+            }
+        }
+        return found
+    }
+}
+
+extension Store {
+    /// The record `link` leads to in the newest version, or `nil` when it is gone.
+    public func object<T: Model>(_ link: Link<T>) throws(StoreError) -> T? {
+        try withSnapshot { (snapshot) throws(StoreError) in try snapshot.object(link) }
+    }
+
+    /// The record a to-one link leads to in the newest version; `nil` when the link is `nil` or its target is gone.
+    public func object<T: Model>(_ link: Link<T>?) throws(StoreError) -> T? {
+        try withSnapshot { (snapshot) throws(StoreError) in try snapshot.object(link) }
+    }
+
+    /// The records `links` lead to, in order, all from one version; links whose target is gone are left out. To
+    /// resolve the links of many records from the version those records came from, call it inside `read`.
+    public func resolve<T: Model>(_ links: [Link<T>]) throws(StoreError) -> [T] {
+        try withSnapshot { (snapshot) throws(StoreError) in try snapshot.resolve(links) }
+    }
+
+    /// The records of `S` whose link `path` leads to `target`, frozen: Realm's `LinkingObjects`, from the index.
+    ///
+    /// ```swift
+    /// let owners = try store.backlinks(to: taro, via: \Person.dogs)
+    /// ```
+    public func backlinks<S: Model, P: LinkProperty>(
+        to target: P.Target, via path: KeyPath<S, P> & Sendable
+    ) throws(StoreError) -> Results<S> {
+        try objects(S.self).linking(to: target, via: path).results()
+    }
+
+    /// The one record of `S` whose exclusive link `path` leads to `target`, or `nil`.
+    ///
+    /// - Throws: `StoreError.linkNotExclusive` when the link is not declared `exclusive`.
+    public func backlink<S: Model, P: LinkProperty>(
+        to target: P.Target, via path: KeyPath<S, P> & Sendable
+    ) throws(StoreError) -> S? {
+        try withSnapshot { (snapshot) throws(StoreError) in try snapshot.backlink(to: target, via: path) }
+    }
+}

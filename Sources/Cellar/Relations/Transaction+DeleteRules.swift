@@ -1,0 +1,136 @@
+import LMDB
+
+/// Every record one delete removes once the delete rules are followed: the records asked for, the targets of
+/// cascading links, the records whose links cascade from them, and owned targets left without a link.
+///
+/// It is worked out by reading alone and checked against every `.deny` rule before anything is written, so a denied
+/// delete leaves the transaction as it was.
+struct DeletionPlan {
+    /// The records to delete, each once, in the order they were found.
+    private(set) var records: [(info: ModelInfo, key: [UInt8])] = []
+    private var members: Set<RecordRef> = []
+
+    func contains(model info: ModelInfo, key: [UInt8]) -> Bool {
+        members.contains(RecordRef(model: info.name, key: key))
+    }
+
+    func contains(model: String, key: [UInt8]) -> Bool { members.contains(RecordRef(model: model, key: key)) }
+
+    mutating func add(_ info: ModelInfo, key: [UInt8]) {
+        if members.insert(RecordRef(model: info.name, key: key)).inserted { records.append((info, key)) }
+    }
+
+    var isEmpty: Bool { records.isEmpty }
+}
+
+/// A record named by its model's stored name and its key.
+struct RecordRef: Hashable {
+    let model: String
+    let key: [UInt8]
+}
+
+extension Transaction {
+    /// Works out what deleting `seeds` deletes by the links' rules and checks every `.deny` rule against the whole
+    /// of it. `ignoring` names links that the write being planned removes, as if they were gone already.
+    func planDeletion(
+        of seeds: [(ModelInfo, [UInt8])], ignoring ignored: Set<LinkEdge> = []
+    ) throws(StoreError) -> DeletionPlan {
+        var plan = DeletionPlan()
+        var queue = seeds.reversed().map { $0 }
+        var ownedTargets: [(link: LinkInfo, target: [UInt8])] = []
+        var deniedAsSource: [(RecordRef, LinkInfo, [[UInt8]])] = []
+        var deniedAsTarget: [(RecordRef, LinkInfo, [[UInt8]])] = []
+        func linking(_ target: [UInt8], via link: LinkInfo) throws(StoreError) -> [[UInt8]] {
+            let found = try sources(linkingTo: target, via: link)
+            guard !ignored.isEmpty else { return found }
+            return found.filter { !ignored.contains(LinkEdge(link: link.label, target: target, source: $0)) }
+        }
+        repeat {
+            while let (info, key) = queue.popLast() {
+                guard !plan.contains(model: info, key: key),
+                    let targets = try info.operations.linkTargets(self, info, key)
+                else { continue }
+                plan.add(info, key: key)
+                let record = RecordRef(model: info.name, key: key)
+                for (link, keys) in zip(info.links, targets) where !keys.isEmpty {
+                    switch link.deleteRule {
+                    case .cascade:
+                        let target = try store.info(linkedBy: link)
+                        queue.append(contentsOf: keys.map { (target, $0) })
+                    case .deny:
+                        deniedAsSource.append((record, link, keys))
+                    case .nullify:
+                        if link.ownsTargets { ownedTargets.append(contentsOf: keys.map { (link, $0) }) }
+                    }
+                }
+                for link in store.incomingLinks(to: info) {
+                    let sources = try linking(key, via: link)
+                    guard !sources.isEmpty else { continue }
+                    switch link.targetDeleteRule {
+                    case .cascade:
+                        let source = try store.info(named: link.model)
+                        queue.append(contentsOf: sources.map { (source, $0) })
+                    case .deny:
+                        deniedAsTarget.append((record, link, sources))
+                    case .removeLink:
+                        break
+                    }
+                }
+            }
+            // An owned target goes when every record that links to it through the owning link goes; what that
+            // deletes may orphan more, so this runs until nothing new is found.
+            var stillLinked: [(link: LinkInfo, target: [UInt8])] = []
+            for (link, target) in ownedTargets where !plan.contains(model: link.targetName, key: target) {
+                if try linking(target, via: link).allSatisfy({ plan.contains(model: link.model, key: $0) }) {
+                    queue.append((try store.info(linkedBy: link), target))
+                } else {
+                    stillLinked.append((link, target))
+                }
+            }
+            ownedTargets = stillLinked
+        } while !queue.isEmpty
+        for (record, link, targets) in deniedAsSource {
+            let kept = targets.filter { !plan.contains(model: link.targetName, key: $0) }
+            guard kept.isEmpty else {
+                throw .deleteDenied(
+                    model: record.model, id: KeyEncoding.describe(record.key),
+                    reason: "its \(link.name) links to \(countWords(kept.count, link.targetName)), and the delete rule of "
+                        + "\(link.label) is .deny; remove them from \(link.name) first")
+            }
+        }
+        for (record, link, sources) in deniedAsTarget {
+            let kept = sources.filter { !plan.contains(model: link.model, key: $0) }
+            guard kept.isEmpty else {
+                throw .deleteDenied(
+                    model: record.model, id: KeyEncoding.describe(record.key),
+                    reason: "\(countWords(kept.count, link.model)) still \(kept.count == 1 ? "links" : "link") to it "
+                        + "through \(link.label), whose target delete rule is .deny; remove those links first")
+            }
+        }
+        return plan
+    }
+
+    /// Deletes what `plan` holds: first drops the links to its records from the records that stay, each of those
+    /// rewritten once, then deletes the records with their index and backlink entries.
+    func execute(_ plan: DeletionPlan) throws(StoreError) {
+        var rewrites: [RecordRef: [Int: Set<[UInt8]>]] = [:]
+        var order: [(ModelInfo, RecordRef)] = []
+        for (info, key) in plan.records {
+            for link in store.incomingLinks(to: info) {
+                for source in try sources(linkingTo: key, via: link)
+                where !plan.contains(model: link.model, key: source) {
+                    let record = RecordRef(model: link.model, key: source)
+                    if rewrites[record] == nil { order.append((try store.info(named: link.model), record)) }
+                    rewrites[record, default: [:]][link.position, default: []].insert(key)
+                }
+            }
+        }
+        for (info, record) in order {
+            try info.operations.removeLinks(self, info, record.key, rewrites[record] ?? [:])
+        }
+        for (info, key) in plan.records { try info.operations.remove(self, key) }
+    }
+}
+
+/// "1 Dog", "3 Dog records".
+func countWords(_ number: Int, _ model: String) -> String { number == 1 ? "1 \(model)" : "\(number) \(model) records" }

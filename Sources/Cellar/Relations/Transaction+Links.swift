@@ -1,0 +1,104 @@
+import LMDB
+
+/// How one write moves one link property's backlink entries.
+struct LinkChange {
+    let link: LinkInfo
+    /// Targets the record links to now and did not before, each once.
+    let added: [[UInt8]]
+    /// Targets the record no longer links to, each once.
+    let removed: [[UInt8]]
+}
+
+/// A link a transaction added: its target must exist when the transaction commits, unless the link was removed
+/// again before then.
+struct AddedLink {
+    let link: LinkInfo
+    let target: [UInt8]
+    let source: [UInt8]
+}
+
+extension Transaction {
+    /// Adds to `plan` the backlink entries the write moves, after checking exclusive links; with
+    /// `followOwnership`, plans the deletion of owned targets that lose their last link.
+    func planLinks<M: Model>(
+        old: M?, new: M?, primaryKey: [UInt8], state: ModelWriteState, followOwnership: Bool,
+        into plan: inout WritePlan
+    ) throws(StoreError) {
+        var orphans: [(ModelInfo, [UInt8])] = []
+        var unlinked: Set<LinkEdge> = []
+        for (position, relationship) in M.schema.links.enumerated() {
+            let link = state.info.links[position]
+            let before = try old.map { (value) throws(StoreError) in try targetKeys(relationship, of: value) } ?? []
+            let after = try new.map { (value) throws(StoreError) in try targetKeys(relationship, of: value) } ?? []
+            guard before != after else { continue }
+            let added = after.filter { !before.contains($0) }
+            let removed = before.filter { !after.contains($0) }
+            guard !added.isEmpty || !removed.isEmpty else { continue }
+            if link.isExclusive {
+                for target in added { try checkExclusive(link, target: target, source: primaryKey) }
+            }
+            if followOwnership, link.ownsTargets, !removed.isEmpty {
+                let targetInfo = try store.info(linkedBy: link)
+                for target in removed where try sources(linkingTo: target, via: link) == [primaryKey] {
+                    orphans.append((targetInfo, target))
+                    unlinked.insert(LinkEdge(link: link.label, target: target, source: primaryKey))
+                }
+            }
+            plan.linkChanges.append(LinkChange(link: link, added: added, removed: removed))
+        }
+        if !orphans.isEmpty { plan.orphans = try planDeletion(of: orphans, ignoring: unlinked) }
+    }
+
+    private func checkExclusive(_ link: LinkInfo, target: [UInt8], source: [UInt8]) throws(StoreError) {
+        let holder = try sources(linkingTo: target, via: link, limit: 2).first { $0 != source }
+        if let holder {
+            throw .exclusiveLinkViolated(
+                link: link.label, target: "\(link.targetName) \(KeyEncoding.describe(target))",
+                holder: KeyEncoding.describe(holder))
+        }
+    }
+
+    /// Writes the backlink entries planned by `planLinks`, and notes the added links for the check at commit.
+    func applyLinks(_ changes: [LinkChange], primaryKey: [UInt8], state: ModelWriteState) throws(StoreError) {
+        let txn = try writable
+        let writer = indexWriter(state)
+        for change in changes {
+            for target in change.removed {
+                try writer.remove(target, primaryKey: primaryKey, from: change.link.database, in: txn)
+            }
+            for target in change.added {
+                try writer.add(target, primaryKey: primaryKey, to: change.link.database, in: txn)
+                if !change.link.allowsDangling {
+                    linksToCheck.append(AddedLink(link: change.link, target: target, source: primaryKey))
+                }
+            }
+        }
+    }
+
+    /// Throws `linkTargetMissing` for a link added by this transaction that still names a record that does not
+    /// exist. Run just before the commit, so records may be inserted in any order within the transaction.
+    func checkAddedLinks() throws(StoreError) {
+        guard !linksToCheck.isEmpty else { return }
+        let txn = try lmdb
+        for added in linksToCheck {
+            let target = try store.info(linkedBy: added.link)
+            let stillLinked = try store.core.run("check the links of") {
+                try txn.get(target.records, key: added.target) == nil
+                    && txn.contains(key: added.target, value: added.source, in: added.link.database)
+            }
+            if stillLinked {
+                throw .linkTargetMissing(
+                    link: added.link.label, source: KeyEncoding.describe(added.source), target: target.name,
+                    targetID: KeyEncoding.describe(added.target))
+            }
+        }
+        linksToCheck.removeAll()
+    }
+}
+
+/// One link from one record to another, named by the link's label and both keys.
+struct LinkEdge: Hashable {
+    let link: String
+    let target: [UInt8]
+    let source: [UInt8]
+}
