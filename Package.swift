@@ -30,7 +30,7 @@ let package = Package(
         .testTarget(
             name: "CellarTests",
             dependencies: [
-                "Cellar", "cellar-test-helper",
+                "Cellar", "LMDB", "cellar-test-helper",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),

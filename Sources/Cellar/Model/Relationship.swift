@@ -42,8 +42,9 @@ public struct Relationship<M: Model>: Sendable {
     // Key paths are immutable values; stored unchecked only because `PartialKeyPath` is not `Sendable`.
     nonisolated(unsafe) let keyPath: PartialKeyPath<M>
     let targetType: any Model.Type
-    /// The stored name of the target model.
-    let targetName: String
+    /// The stored name of the target model. Read when the store opens, not when the schema is made: two models that
+    /// link to each other would otherwise each need the other's schema to make their own.
+    var targetName: String { targetType.storedName }
     /// The targets' primary keys in the record, in order, repeats included.
     let targetKeys: @Sendable (M) throws -> [[UInt8]]
     /// Drops every link to one of `keys` from the record.
@@ -69,7 +70,7 @@ public struct Relationship<M: Model>: Sendable {
         Relationship(
             name: name ?? Index<M>.propertyName(path), deleteRule: deleteRule, targetDeleteRule: targetDeleteRule,
             isExclusive: exclusive, ownsTargets: ownsTargets, allowsDangling: allowsDangling, isToOne: false,
-            keyPath: path, targetType: T.self, targetName: T.schema.name,
+            keyPath: path, targetType: T.self,
             targetKeys: { value in try value[keyPath: path].map { try KeyEncoding.key($0.id) } },
             removeTargets: { value, keys in
                 try value[keyPath: path].removeAll { keys.contains(try KeyEncoding.key($0.id)) }
@@ -87,7 +88,7 @@ public struct Relationship<M: Model>: Sendable {
         Relationship(
             name: name ?? Index<M>.propertyName(path), deleteRule: deleteRule, targetDeleteRule: targetDeleteRule,
             isExclusive: exclusive, ownsTargets: ownsTargets, allowsDangling: allowsDangling, isToOne: true,
-            keyPath: path, targetType: T.self, targetName: T.schema.name,
+            keyPath: path, targetType: T.self,
             targetKeys: { value in try value[keyPath: path].map { [try KeyEncoding.key($0.id)] } ?? [] },
             removeTargets: { value, keys in
                 if let link = value[keyPath: path], keys.contains(try KeyEncoding.key(link.id)) {
@@ -104,4 +105,9 @@ public struct Relationship<M: Model>: Sendable {
         databaseName(model: model) + " → \(targetName) \(deleteRule) \(targetDeleteRule)"
             + (isExclusive ? " exclusive" : "") + (ownsTargets ? " owns" : "") + (allowsDangling ? " dangling" : "")
     }
+}
+
+extension Model {
+    /// The name the model is stored under.
+    static var storedName: String { schema.name }
 }

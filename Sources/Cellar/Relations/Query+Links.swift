@@ -48,7 +48,8 @@ extension Query {
             via: path, targets: { (scope) throws(StoreError) in try targets.primaryKeys(in: scope) },
             describe: { (scope) throws(StoreError) in
                 let info = try scope.store.info(for: P.Target.self)
-                let plan = try targets.describe(try targets.plan(info: info, context: scope), info: info, context: scope)
+                let plan = try targets.describe(
+                    try targets.plan(info: info, context: scope), info: info, context: scope)
                 return "the \(info.name) records found by (\(plan))"
             })
     }

@@ -94,7 +94,8 @@ extension Transaction {
             guard kept.isEmpty else {
                 throw .deleteDenied(
                     model: record.model, id: KeyEncoding.describe(record.key),
-                    reason: "its \(link.name) links to \(countWords(kept.count, link.targetName)), and the delete rule of "
+                    reason:
+                        "its \(link.name) links to \(countWords(kept.count, link.targetName)), and the delete rule of "
                         + "\(link.label) is .deny; remove them from \(link.name) first")
             }
         }
