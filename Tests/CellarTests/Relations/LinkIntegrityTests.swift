@@ -137,7 +137,7 @@ struct LinkIntegrityTests {
             let taro = try KeyEncoding.key("taro")
             let wanko = try KeyEncoding.key("wanko")
             let alice = try KeyEncoding.key(Int64(1))
-            try taro.withUnsafeBytes { key in
+            _ = try taro.withUnsafeBytes { key in
                 try alice.withUnsafeBytes { try txn.delete(backlinks, key: key, value: $0) }
             }
             try txn.put(backlinks, key: wanko, value: alice)
