@@ -273,4 +273,5 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     queryBenchmarks()
+    relationBenchmarks()
 }

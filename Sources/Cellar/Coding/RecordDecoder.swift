@@ -299,7 +299,7 @@ final class RecordDecoder {
         return UUID(uuid: bytes.loadUnaligned(fromByteOffset: offset + 1, as: uuid_t.self))
     }
 
-    private func uuid<K: CodingKey>(at offset: Int, key: K) throws -> UUID {
+    fileprivate func uuid<K: CodingKey>(at offset: Int, key: K) throws -> UUID {
         do { return try readUUID(at: offset) } catch { throw failure(error, expected: .uuid, key: key) }
     }
 
@@ -778,4 +778,21 @@ struct IndexKey: CodingKey {
     init(_ index: Int) { intValue = index }
     init?(intValue: Int) { self.intValue = intValue }
     init?(stringValue: String) { nil }
+}
+
+extension RecordDecoder {
+    /// The id of a `Link` being decoded: read straight from the value when the id is one of the common primary-key
+    /// types, without the two single-value containers and generic calls the `Codable` path makes for each link.
+    func decodeLinkID<ID: Decodable>(_ type: ID.Type) throws -> ID {
+        if ID.self == Int64.self {
+            return unsafeBitCast(try integer(Int64.self, at: position, key: noKey), to: ID.self)
+        } else if ID.self == Int.self {
+            return unsafeBitCast(try integer(Int.self, at: position, key: noKey), to: ID.self)
+        } else if ID.self == String.self {
+            return unsafeBitCast(try string(at: position, key: noKey), to: ID.self)
+        } else if ID.self == UUID.self {
+            return unsafeBitCast(try uuid(at: position, key: noKey), to: ID.self)
+        }
+        return try SingleValueContainer(decoder: self, offset: position, path: path).decode(ID.self)
+    }
 }

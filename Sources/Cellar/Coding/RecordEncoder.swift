@@ -656,3 +656,22 @@ private struct SuperEncoder: Encoder {
         SingleValueContainer(encoder: encoder, superToken: token)
     }
 }
+
+extension RecordEncoder {
+    /// Writes the id of a `Link` as the link's whole value: directly for the common primary-key types, through a
+    /// single-value container otherwise, so both write the same bytes.
+    func encodeLinkID<ID: Encodable>(_ id: ID) throws {
+        if ID.self == Int64.self {
+            putInt64(unsafeBitCast(id, to: Int64.self))
+        } else if ID.self == Int.self {
+            putInt(unsafeBitCast(id, to: Int.self))
+        } else if ID.self == String.self {
+            putString(unsafeBitCast(id, to: String.self))
+        } else if ID.self == UUID.self {
+            putUUID(unsafeBitCast(id, to: UUID.self))
+        } else {
+            var container = singleValueContainer()
+            try container.encode(id)
+        }
+    }
+}

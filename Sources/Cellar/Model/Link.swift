@@ -16,14 +16,23 @@ public struct Link<Target: Model>: Codable, Hashable, Sendable {
     /// A link to `target`, by its id: insert an auto-increment target before linking it, so that its id is set.
     public init(_ target: Target) { self.id = target.id }
 
-    // A link is stored as the bare id, so a record's bytes hold the target's key and nothing else.
+    // A link is stored as the bare id, so a record's bytes hold the target's key and nothing else. Cellar's own
+    // coders take a shortcut that writes and reads the same bytes: lists of links are common and long.
     public init(from decoder: any Decoder) throws {
-        self.id = try decoder.singleValueContainer().decode(Target.ID.self)
+        if let records = decoder as? RecordDecoder {
+            self.id = try records.decodeLinkID(Target.ID.self)
+        } else {
+            self.id = try decoder.singleValueContainer().decode(Target.ID.self)
+        }
     }
 
     public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(id)
+        if let records = encoder as? RecordEncoder {
+            try records.encodeLinkID(id)
+        } else {
+            var container = encoder.singleValueContainer()
+            try container.encode(id)
+        }
     }
 }
 

@@ -71,7 +71,13 @@ public struct Relationship<M: Model>: Sendable {
             name: name ?? Index<M>.propertyName(path), deleteRule: deleteRule, targetDeleteRule: targetDeleteRule,
             isExclusive: exclusive, ownsTargets: ownsTargets, allowsDangling: allowsDangling, isToOne: false,
             keyPath: path, targetType: T.self,
-            targetKeys: { value in try value[keyPath: path].map { try KeyEncoding.key($0.id) } },
+            targetKeys: { value in
+                let links = value[keyPath: path]
+                var keys: [[UInt8]] = []
+                keys.reserveCapacity(links.count)
+                for link in links { keys.append(try KeyEncoding.key(link.id)) }
+                return keys
+            },
             removeTargets: { value, keys in
                 try value[keyPath: path].removeAll { keys.contains(try KeyEncoding.key($0.id)) }
             })

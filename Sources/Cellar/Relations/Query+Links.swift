@@ -123,8 +123,13 @@ extension Query {
     func linkingKeys(_ filter: LinkFilter<M>, link: LinkInfo, in context: ReadScope) throws(StoreError) -> [[UInt8]] {
         let targets = try filter.targets(context)
         if targets.count == 1 { return try context.sources(linkingTo: targets[0], via: link) }
-        var found = Set<[UInt8]>()
-        for target in targets { found.formUnion(try context.sources(linkingTo: target, via: link)) }
-        return found.sorted { $0.lexicographicallyPrecedes($1) }
+        var found = Set<KeyBytes>()
+        let txn = try context.lmdb
+        try context.store.core.run("read a backlink index") {
+            try txn.forEachDuplicate(ofEach: targets, in: link.database) { source in
+                found.insert(KeyBytes(Array(source)))
+            }
+        }
+        return found.map(\.bytes).sorted { $0.lexicographicallyPrecedes($1) }
     }
 }

@@ -57,8 +57,15 @@ extension ReadScope {
             throw .invalidKey(model: relationship.targetName, reason: "a link's id cannot be a key: \(error)")
         }
         guard keys.count > 1 else { return keys }
-        var seen = Set<[UInt8]>()
-        return keys.filter { seen.insert($0).inserted }
+        if keys.count <= 16 {
+            // Short lists, the common case, are checked pairwise: no set to build and hash.
+            var distinct: [[UInt8]] = []
+            distinct.reserveCapacity(keys.count)
+            for key in keys where !distinct.contains(key) { distinct.append(key) }
+            return distinct
+        }
+        var seen = Set<KeyBytes>()
+        return keys.filter { seen.insert(KeyBytes($0)).inserted }
     }
 
     /// The keys of the records that link to `target` through `link`, in key order, at most `limit` of them.
@@ -111,4 +118,11 @@ extension Store {
     ) throws(StoreError) -> S? {
         try withSnapshot { (snapshot) throws(StoreError) in try snapshot.backlink(to: target, via: path) }
     }
+}
+
+/// Key bytes in a set, hashed as one run of bytes rather than byte by byte as `[UInt8]` hashes.
+struct KeyBytes: Hashable {
+    let bytes: [UInt8]
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    func hash(into hasher: inout Hasher) { bytes.withUnsafeBytes { hasher.combine(bytes: $0) } }
 }

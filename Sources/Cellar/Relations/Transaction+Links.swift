@@ -26,10 +26,14 @@ extension Transaction {
     ) throws(StoreError) {
         var orphans: [(ModelInfo, [UInt8])] = []
         var unlinked: Set<LinkEdge> = []
-        for (position, relationship) in M.schema.links.enumerated() {
+        let relationships = M.schema.links
+        for position in relationships.indices {
+            let relationship = relationships[position]
             let link = state.info.links[position]
-            let before = try old.map { (value) throws(StoreError) in try targetKeys(relationship, of: value) } ?? []
-            let after = try new.map { (value) throws(StoreError) in try targetKeys(relationship, of: value) } ?? []
+            var before: [[UInt8]] = []
+            var after: [[UInt8]] = []
+            if let old { before = try targetKeys(relationship, of: old) }
+            if let new { after = try targetKeys(relationship, of: new) }
             guard before != after else { continue }
             let added = after.filter { !before.contains($0) }
             let removed = before.filter { !after.contains($0) }

@@ -219,15 +219,21 @@ public final class Transaction: ReadScope {
     /// Works out how a record's index and backlink entries change from `old` to `new` (either may be absent).
     /// `followOwnership` is `false` inside a planned deletion, which has found the orphans already.
     func planWrite<M: Model>(
-        old: M?, new: M?, primaryKey: [UInt8], state: ModelWriteState, followOwnership: Bool = true
+        old oldValue: M?, new newValue: M?, primaryKey: [UInt8], state: ModelWriteState, followOwnership: Bool = true
     ) throws(StoreError) -> WritePlan {
         var plan = WritePlan()
         guard state.info.hasDerivedData else { return plan }
         let txn = try lmdb
         let writer = indexWriter(state)
-        for (position, index) in M.schema.indexes.enumerated() {
-            let old = try old.map { (value) throws(StoreError) in try writer.entry(index, of: value) }
-            let new = try new.map { (value) throws(StoreError) in try writer.entry(index, of: value) }
+        // Plain loops and `if let`: in code generic over a model from another module, `enumerated()` and
+        // `Optional.map` each instantiate generic metadata at run time, on every write.
+        let indexes = M.schema.indexes
+        for position in indexes.indices {
+            let index = indexes[position]
+            var old: (key: [UInt8], mustBeUnique: Bool)?
+            var new: (key: [UInt8], mustBeUnique: Bool)?
+            if let value = oldValue { old = try writer.entry(index, of: value) }
+            if let value = newValue { new = try writer.entry(index, of: value) }
             guard old?.key != new?.key else { continue }
             if let new, new.mustBeUnique {
                 try writer.checkUnique(
@@ -237,7 +243,7 @@ public final class Transaction: ReadScope {
         }
         if !state.info.links.isEmpty {
             try planLinks(
-                old: old, new: new, primaryKey: primaryKey, state: state, followOwnership: followOwnership,
+                old: oldValue, new: newValue, primaryKey: primaryKey, state: state, followOwnership: followOwnership,
                 into: &plan)
         }
         return plan

@@ -1,0 +1,296 @@
+// Links and backlinks: 25,000 people own 100,000 dogs (four each, in order). Cellar keeps `[Link<Dog>]` in each
+// person and a backlink database; GRDB has the schema a GRDB user would write (a pivot table with its indexes and
+// ON DELETE CASCADE foreign keys); raw LMDB stores each person's dog ids in its record beside a hand-kept DUPSORT
+// backlink database, all in the same run.
+import Benchmark
+import Cellar
+import Foundation
+import GRDB
+import LMDB
+
+struct LinkedDog: Model, Codable, FetchableRecord, PersistableRecord {
+    var id: Int64
+    var name: String
+    var age: Int
+    static let schema = Schema<LinkedDog>(indexes: [.index(\.age)])
+    static let databaseTableName = "dog"
+}
+
+struct LinkedPerson: Model, Codable, FetchableRecord, PersistableRecord {
+    var id: Int64
+    var name: String
+    var dogs: [Link<LinkedDog>]
+    static let schema = Schema<LinkedPerson>(links: [.link(\.dogs)])
+    static let databaseTableName = "person"
+    // GRDB stores the list in the pivot table, not in the person's row.
+    enum Columns { static let id = Column("id") }
+    func encode(to container: inout PersistenceContainer) throws {
+        container["id"] = id
+        container["name"] = name
+    }
+    init(id: Int64, name: String, dogs: [Link<LinkedDog>]) {
+        self.id = id
+        self.name = name
+        self.dogs = dogs
+    }
+    init(row: Row) throws {
+        self.init(id: row["id"], name: row["name"], dogs: [])
+    }
+}
+
+let dogsPerPerson = 4
+let linkedDogs: [LinkedDog] = dogs.map { LinkedDog(id: $0.id, name: $0.name, age: $0.age) }
+let linkedPeople: [LinkedPerson] = (1...Int64(recordCount / dogsPerPerson)).map { id in
+    let first = (id - 1) * Int64(dogsPerPerson) + 1
+    return LinkedPerson(
+        id: id, name: "Person \(id)", dogs: (first..<first + Int64(dogsPerPerson)).map { Link(id: $0) })
+}
+let minimumAge = 3
+/// The dogs of the delete benchmark: a tenth, in random order, each in one person's list.
+let deletedDogIDs = Array(randomIDs.prefix(batchDeleteCount))
+
+func linkedCellarStore() throws -> Store {
+    let store = try Store.inMemory(
+        .init(models: [LinkedPerson.self, LinkedDog.self], initialMapSize: 512 << 20))
+    try store.write { tx in
+        for dog in linkedDogs { try tx.insert(dog) }
+        for person in linkedPeople { try tx.insert(person) }
+    }
+    return store
+}
+
+/// Raw LMDB: dogs as in `RawLayout` with an `age` → id DUPSORT index; a person is its name's length and UTF-8,
+/// then its dogs' 8-byte keys; `backlinks` maps a dog's key to its people's keys (DUPSORT).
+final class LinkedRawStore {
+    let raw: RawStore
+    let ages: LMDB.Database
+    let people: LMDB.Database
+    let backlinks: LMDB.Database
+
+    init() throws {
+        raw = try RawStore(filled: false)
+        (ages, people, backlinks) = try raw.environment.write { txn in
+            (
+                try txn.createDatabase(named: "ages", flags: .duplicateSort),
+                try txn.createDatabase(named: "people"),
+                try txn.createDatabase(named: "backlinks", flags: .duplicateSort)
+            )
+        }
+        try raw.environment.write { txn in
+            var buffer: [UInt8] = []
+            for dog in dogs {
+                let key = RawLayout.key(dog.id)
+                RawLayout.value(dog, into: &buffer)
+                try txn.put(raw.database, key: key, value: buffer)
+                try txn.put(ages, key: RawLayout.key(Int64(dog.age)), value: key)
+            }
+            for person in linkedPeople {
+                let key = RawLayout.key(person.id)
+                Self.encode(name: person.name, dogs: person.dogs.map(\.id), into: &buffer)
+                try txn.put(self.people, key: key, value: buffer)
+                for dog in person.dogs { try txn.put(backlinks, key: RawLayout.key(dog.id), value: key) }
+            }
+        }
+    }
+
+    static func encode(name: String, dogs: [Int64], into buffer: inout [UInt8]) {
+        buffer.removeAll(keepingCapacity: true)
+        let bytes = Array(name.utf8)
+        withUnsafeBytes(of: UInt32(bytes.count).littleEndian) { buffer.append(contentsOf: $0) }
+        buffer.append(contentsOf: bytes)
+        for dog in dogs { buffer.append(contentsOf: RawLayout.key(dog)) }
+    }
+
+    static func person(id: Int64, from bytes: UnsafeRawBufferPointer) -> (id: Int64, name: String, dogs: [Int64]) {
+        let length = Int(UInt32(littleEndian: bytes.loadUnaligned(as: UInt32.self)))
+        let name = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[4..<4 + length]), as: UTF8.self)
+        let dogs = stride(from: 4 + length, to: bytes.count, by: 8).map {
+            Int64(bitPattern: UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: $0, as: UInt64.self)))
+        }
+        return (id, name, dogs)
+    }
+
+    static func id(_ key: UnsafeRawBufferPointer) -> Int64 {
+        Int64(bitPattern: UInt64(bigEndian: key.loadUnaligned(as: UInt64.self)))
+    }
+
+    /// The people whose lists hold `dog`, read through the backlink database.
+    func owners(of dog: Int64, in txn: ReadTransaction) throws -> [(id: Int64, name: String, dogs: [Int64])] {
+        var found: [(id: Int64, name: String, dogs: [Int64])] = []
+        try txn.withCursor(backlinks) { cursor in
+            var entry = try RawLayout.key(dog).withUnsafeBytes { try cursor.seek(to: $0) }
+            while let (_, person) = entry {
+                if let bytes = try txn.get(people, key: person) { found.append(Self.person(id: Self.id(person), from: bytes)) }
+                entry = try cursor.nextDuplicate()
+            }
+        }
+        return found
+    }
+}
+
+final class LinkedGRDBStore {
+    let folder = temporaryFolder()
+    let queue: DatabaseQueue
+
+    init() throws {
+        var configuration = GRDB.Configuration()
+        configuration.foreignKeysEnabled = true
+        queue = try DatabaseQueue(path: folder.appendingPathComponent("people.sqlite").path, configuration: configuration)
+        try queue.write { db in
+            try db.create(table: "dog") { table in
+                table.primaryKey("id", .integer)
+                table.column("name", .text).notNull()
+                table.column("age", .integer).notNull().indexed()
+            }
+            try db.create(table: "person") { table in
+                table.primaryKey("id", .integer)
+                table.column("name", .text).notNull()
+            }
+            // The ordered to-many list: one row per entry, its position kept, both ends indexed.
+            try db.create(table: "personDog") { table in
+                table.column("personId", .integer).notNull().references("person", onDelete: .cascade)
+                table.column("dogId", .integer).notNull().indexed().references("dog", onDelete: .cascade)
+                table.column("position", .integer).notNull()
+                table.primaryKey(["personId", "position"])
+            }
+            for dog in linkedDogs { try dog.insert(db) }
+            let statement = try db.makeStatement(
+                sql: "INSERT INTO personDog (personId, dogId, position) VALUES (?, ?, ?)")
+            for person in linkedPeople {
+                try person.insert(db)
+                for (position, dog) in person.dogs.enumerated() {
+                    try statement.execute(arguments: [person.id, dog.id, position])
+                }
+            }
+        }
+    }
+
+    deinit { try? FileManager.default.removeItem(at: folder) }
+}
+
+func relationBenchmarks() {
+    var repeated = Benchmark.defaultConfiguration
+    repeated.scalingFactor = .kilo
+    let ownersTitle = "owners of dogs aged \(minimumAge)+ (\(recordCount) dogs, \(linkedPeople.count) people)"
+
+    Benchmark("\(ownersTitle): Cellar") { benchmark in
+        let store = try linkedCellarStore()
+        benchmark.startMeasurement()
+        let oldDogs = store.objects(LinkedDog.self).where(\.age >= minimumAge)
+        blackHole(try store.objects(LinkedPerson.self).backlinking(oldDogs, via: \.dogs).results())
+        benchmark.stopMeasurement()
+    }
+    Benchmark("\(ownersTitle): raw LMDB") { benchmark in
+        let store = try LinkedRawStore()
+        benchmark.startMeasurement()
+        try store.raw.environment.read { txn in
+            var owners = Set<Int64>()
+            try txn.walk(store.ages, range: KeyRange(lower: RawLayout.key(Int64(minimumAge)))) { entry in
+                try txn.forEachDuplicate(of: Array(entry.value), in: store.backlinks) { person in
+                    owners.insert(LinkedRawStore.id(person))
+                    return true
+                }
+                return true
+            }
+            var found: [(id: Int64, name: String, dogs: [Int64])] = []
+            for id in owners.sorted() {
+                if let bytes = try txn.get(store.people, key: RawLayout.key(id)) {
+                    found.append(LinkedRawStore.person(id: id, from: bytes))
+                }
+            }
+            blackHole(found)
+        }
+        benchmark.stopMeasurement()
+    }
+    Benchmark("\(ownersTitle): GRDB") { benchmark in
+        let store = try LinkedGRDBStore()
+        benchmark.startMeasurement()
+        blackHole(
+            try store.queue.read { db in
+                try LinkedPerson.fetchAll(
+                    db,
+                    sql: """
+                        SELECT DISTINCT person.* FROM person
+                        JOIN personDog ON personDog.personId = person.id
+                        JOIN dog ON dog.id = personDog.dogId
+                        WHERE dog.age >= ?
+                        """, arguments: [minimumAge])
+            })
+        benchmark.stopMeasurement()
+    }
+
+    Benchmark("backlinks of one dog: Cellar", configuration: repeated) { benchmark in
+        let store = try linkedCellarStore()
+        benchmark.startMeasurement()
+        for iteration in benchmark.scaledIterations {
+            let dog = linkedDogs[Int(randomIDs[iteration % randomIDs.count] - 1)]
+            blackHole(try store.backlinks(to: dog, via: \LinkedPerson.dogs))
+        }
+        benchmark.stopMeasurement()
+    }
+    Benchmark("backlinks of one dog: raw LMDB", configuration: repeated) { benchmark in
+        let store = try LinkedRawStore()
+        benchmark.startMeasurement()
+        for iteration in benchmark.scaledIterations {
+            let dog = randomIDs[iteration % randomIDs.count]
+            blackHole(try store.raw.environment.read { txn in try store.owners(of: dog, in: txn) })
+        }
+        benchmark.stopMeasurement()
+    }
+    Benchmark("backlinks of one dog: GRDB", configuration: repeated) { benchmark in
+        let store = try LinkedGRDBStore()
+        benchmark.startMeasurement()
+        for iteration in benchmark.scaledIterations {
+            let dog = randomIDs[iteration % randomIDs.count]
+            blackHole(
+                try store.queue.read { db in
+                    try LinkedPerson.fetchAll(
+                        db,
+                        sql: """
+                            SELECT person.* FROM person JOIN personDog ON personDog.personId = person.id
+                            WHERE personDog.dogId = ?
+                            """, arguments: [dog])
+                })
+        }
+        benchmark.stopMeasurement()
+    }
+
+    // Every deleted dog sits in one person's list: the list loses it (`.nullify`; GRDB's pivot rows cascade).
+    Benchmark("delete \(batchDeleteCount) linked dogs in one transaction: Cellar") { benchmark in
+        let store = try linkedCellarStore()
+        benchmark.startMeasurement()
+        try store.write { tx in try tx.delete(LinkedDog.self, ids: deletedDogIDs) }
+        benchmark.stopMeasurement()
+    }
+    Benchmark("delete \(batchDeleteCount) linked dogs in one transaction: raw LMDB") { benchmark in
+        let store = try LinkedRawStore()
+        benchmark.startMeasurement()
+        try store.raw.environment.write { txn in
+            var buffer: [UInt8] = []
+            for id in deletedDogIDs {
+                let key = RawLayout.key(id)
+                for owner in try store.owners(of: id, in: txn) {
+                    LinkedRawStore.encode(name: owner.name, dogs: owner.dogs.filter { $0 != id }, into: &buffer)
+                    try txn.put(store.people, key: RawLayout.key(owner.id), value: buffer)
+                }
+                try txn.delete(store.backlinks, key: key)
+                if let bytes = try txn.get(store.raw.database, key: key) {
+                    let age = RawLayout.dog(id: id, from: bytes).age
+                    try key.withUnsafeBytes { value in
+                        try RawLayout.key(Int64(age)).withUnsafeBytes {
+                            _ = try txn.delete(store.ages, key: $0, value: value)
+                        }
+                    }
+                }
+                try txn.delete(store.raw.database, key: key)
+            }
+        }
+        benchmark.stopMeasurement()
+    }
+    Benchmark("delete \(batchDeleteCount) linked dogs in one transaction: GRDB") { benchmark in
+        let store = try LinkedGRDBStore()
+        benchmark.startMeasurement()
+        try store.queue.write { db in _ = try LinkedDog.deleteAll(db, keys: deletedDogIDs) }
+        benchmark.stopMeasurement()
+    }
+}
