@@ -18,6 +18,42 @@ struct Dog: Model {
     static let schema = Schema<Dog>(indexes: [.index(\.age), .index(\.name), .index(\.kind), .unique(\.chip)])
 }
 
+/// The relationship stories' models, in a store of their own.
+enum Family {
+    struct Person: Model {
+        var id: Int64 = 0
+        var name: String
+        var dogs: [Link<Dog>] = []  // Realm's List<Dog>; a dog sits in one person's list at most
+        static let schema = Schema<Person>(
+            autoIncrement: true, indexes: [.index(\.name)], links: [.link(\.dogs, exclusive: true)])
+    }
+
+    struct Dog: Model {
+        var id: String
+        var name: String
+        var age: Int
+        static let schema = Schema<Dog>(indexes: [.index(\.age)])
+    }
+
+    /// A breeder's puppies go with the breeder.
+    struct Breeder: Model {
+        var id: Int
+        var name: String
+        var puppies: [Link<Dog>] = []
+        static let schema = Schema<Breeder>(links: [.link(\.puppies, deleteRule: .cascade)])
+    }
+
+    /// A dog a vet is treating cannot be deleted.
+    struct Vet: Model {
+        var id: Int
+        var name: String
+        var patients: [Link<Dog>] = []
+        static let schema = Schema<Vet>(links: [.link(\.patients, targetDeleteRule: .deny)])
+    }
+
+    static let models: [any Model.Type] = [Person.self, Dog.self, Breeder.self, Vet.self]
+}
+
 func heading(_ title: String) { print("\n== \(title)") }
 func say(_ line: String) { print("   \(line)") }
 
@@ -146,6 +182,66 @@ do {
         _ = try Store(at: folder, configuration: .init(models: [Person.self, Dog.self], durability: .none))
     } catch {
         say("opening the open store again with other settings: \(error)")
+    }
+
+    heading("Links and backlinks: who owns which dog")
+    let family = try Store(
+        at: folder.appendingPathComponent("family"), configuration: .init(models: Family.models))
+    try family.write { tx in
+        let taro = try tx.insert(Family.Dog(id: "taro", name: "Taro", age: 3))
+        let hanako = try tx.insert(Family.Dog(id: "hanako", name: "Hanako", age: 5))
+        let wanko = try tx.insert(Family.Dog(id: "wanko", name: "Wanko", age: 1))
+        try tx.insert(Family.Person(name: "Alice", dogs: [Link(taro), Link(hanako)]))
+        try tx.insert(Family.Person(name: "Bob", dogs: [Link(wanko)]))
+    }
+    say("Alice owns Taro and Hanako; Bob owns Wanko")
+    try family.write { tx in
+        guard var bob = try tx.objects(Family.Person.self).where(\.name == "Bob").first() else { return }
+        bob.dogs.append(Link(id: "wataru"))  // the list first: links are checked when the transaction commits
+        try tx.update(bob)
+        try tx.insert(Family.Dog(id: "wataru", name: "Wataru", age: 4))
+    }
+    func ownerName(_ id: String) throws -> String {
+        guard let dog = try family.object(Family.Dog.self, id: id) else { return "nobody: no such dog" }
+        return try family.backlink(to: dog, via: \Family.Person.dogs)?.name ?? "nobody"
+    }
+    say("Bob adopted Wataru through his own list; Wataru's owner is \(try ownerName("wataru"))")
+    say("Taro's owner is \(try ownerName("taro")): one Person?, with no LinkingObjects.first to puzzle over")
+    let oldDogs = family.objects(Family.Dog.self).where(\.age >= 3)
+    let oldDogOwners = family.objects(Family.Person.self).backlinking(oldDogs, via: \.dogs)
+    say("owners of dogs aged 3 or more: " + (try oldDogOwners.results()).map(\.name).joined(separator: ", "))
+    say("how: \(try oldDogOwners.explain())")
+
+    heading("Deleting a dog a screen still shows")
+    let screen = try family.objects(Family.Dog.self).sorted(by: \.name).results()
+    say("a screen holds \(screen.count) dogs: " + screen.map(\.name).joined(separator: ", "))
+    try family.write { tx in try tx.delete(Family.Dog.self, id: "hanako") }
+    say("Hanako was deleted; the screen still holds \(screen.count) dogs and \(screen[0].name) is still readable")
+    if let alice = try family.objects(Family.Person.self).where(\.name == "Alice").first() {
+        say(
+            "Alice's list lost her in the same transaction: "
+                + (try family.resolve(alice.dogs)).map(\.name).joined(separator: ", "))
+    }
+    let check = try family.verifyIntegrity()
+    say(
+        "verifyIntegrity(): \(check.problems.isEmpty ? "every index and backlink agrees, no link dangles" : check.problems.joined(separator: "; "))"
+    )
+
+    heading("Delete rules: a cascade and a refusal")
+    try family.write { tx in
+        try tx.insert(Family.Dog(id: "pochi", name: "Pochi", age: 0))
+        try tx.insert(Family.Dog(id: "koro", name: "Koro", age: 0))
+        try tx.insert(Family.Breeder(id: 1, name: "Kumi", puppies: [Link(id: "pochi"), Link(id: "koro")]))
+        try tx.insert(Family.Vet(id: 1, name: "Dr. Sato", patients: [Link(id: "taro")]))
+    }
+    try family.write { tx in try tx.delete(Family.Breeder.self, id: 1) }
+    say(
+        "the breeder Kumi was deleted, and her puppies with her (.cascade): "
+            + "Pochi \(try family.object(Family.Dog.self, id: "pochi") == nil ? "is gone" : "is still here")")
+    do {
+        try family.write { tx in try tx.delete(Family.Dog.self, id: "taro") }
+    } catch {
+        say("deleting Taro, whom Dr. Sato is treating, was refused: \(error)")
     }
 
     heading("Async writes run on the store's writer queue")

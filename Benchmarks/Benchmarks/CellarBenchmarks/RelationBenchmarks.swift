@@ -171,7 +171,7 @@ final class LinkedGRDBStore {
 func relationBenchmarks() {
     var repeated = Benchmark.defaultConfiguration
     repeated.scalingFactor = .kilo
-    let ownersTitle = "owners of dogs aged \(minimumAge)+ (\(recordCount) dogs, \(linkedPeople.count) people)"
+    let ownersTitle = "query owners of dogs aged \(minimumAge)+ (\(recordCount) dogs, \(linkedPeople.count) people)"
 
     Benchmark("\(ownersTitle): Cellar") { benchmark in
         let store = try linkedCellarStore()
@@ -219,7 +219,7 @@ func relationBenchmarks() {
         benchmark.stopMeasurement()
     }
 
-    Benchmark("backlinks of one dog: Cellar", configuration: repeated) { benchmark in
+    Benchmark("query backlinks of one dog: Cellar", configuration: repeated) { benchmark in
         let store = try linkedCellarStore()
         benchmark.startMeasurement()
         for iteration in benchmark.scaledIterations {
@@ -228,7 +228,7 @@ func relationBenchmarks() {
         }
         benchmark.stopMeasurement()
     }
-    Benchmark("backlinks of one dog: raw LMDB", configuration: repeated) { benchmark in
+    Benchmark("query backlinks of one dog: raw LMDB", configuration: repeated) { benchmark in
         let store = try LinkedRawStore()
         benchmark.startMeasurement()
         for iteration in benchmark.scaledIterations {
@@ -237,7 +237,7 @@ func relationBenchmarks() {
         }
         benchmark.stopMeasurement()
     }
-    Benchmark("backlinks of one dog: GRDB", configuration: repeated) { benchmark in
+    Benchmark("query backlinks of one dog: GRDB", configuration: repeated) { benchmark in
         let store = try LinkedGRDBStore()
         benchmark.startMeasurement()
         for iteration in benchmark.scaledIterations {

@@ -126,10 +126,16 @@ extension Transaction {
                 }
             }
         }
+        // In key order, so that consecutive writes land on the same pages: each page is copied once per
+        // transaction, and a random order would copy most of them once per record.
+        order.sort { $0.1.model == $1.1.model ? $0.1.key.lexicographicallyPrecedes($1.1.key) : $0.1.model < $1.1.model }
         for (info, record) in order {
             try info.operations.removeLinks(self, info, record.key, rewrites[record] ?? [:])
         }
-        for (info, key) in plan.records { try info.operations.remove(self, key) }
+        let records = plan.records.sorted {
+            $0.info.name == $1.info.name ? $0.key.lexicographicallyPrecedes($1.key) : $0.info.name < $1.info.name
+        }
+        for (info, key) in records { try info.operations.remove(self, key) }
     }
 }
 
