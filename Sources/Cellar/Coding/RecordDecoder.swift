@@ -135,7 +135,13 @@ final class RecordDecoder {
             state.pointee.position = outer
             if keyed { state.pointee.path.removeLast() }
         }
+        if let list = T.self as? any LinkListCoding.Type { return try decodeLinkList(list, as: T.self) }
         return try T(from: self)
+    }
+
+    /// Opens the list type, which is `T`, to call its decoder.
+    private func decodeLinkList<L: LinkListCoding, T>(_ list: L.Type, as type: T.Type) throws -> T {
+        unsafeBitCast(try L.decodeLinkList(self), to: T.self)
     }
 
     // MARK: Scalars
@@ -784,15 +790,38 @@ extension RecordDecoder {
     /// The id of a `Link` being decoded: read straight from the value when the id is one of the common primary-key
     /// types, without the two single-value containers and generic calls the `Codable` path makes for each link.
     func decodeLinkID<ID: Decodable>(_ type: ID.Type) throws -> ID {
+        try linkID(ID.self, at: position, key: noKey)
+    }
+
+    private func linkID<ID: Decodable, K: CodingKey>(_ type: ID.Type, at offset: Int, key: K) throws -> ID {
         if ID.self == Int64.self {
-            return unsafeBitCast(try integer(Int64.self, at: position, key: noKey), to: ID.self)
+            return unsafeBitCast(try integer(Int64.self, at: offset, key: key), to: ID.self)
         } else if ID.self == Int.self {
-            return unsafeBitCast(try integer(Int.self, at: position, key: noKey), to: ID.self)
+            return unsafeBitCast(try integer(Int.self, at: offset, key: key), to: ID.self)
         } else if ID.self == String.self {
-            return unsafeBitCast(try string(at: position, key: noKey), to: ID.self)
+            return unsafeBitCast(try string(at: offset, key: key), to: ID.self)
         } else if ID.self == UUID.self {
-            return unsafeBitCast(try uuid(at: position, key: noKey), to: ID.self)
+            return unsafeBitCast(try uuid(at: offset, key: key), to: ID.self)
         }
-        return try SingleValueContainer(decoder: self, offset: position, path: path).decode(ID.self)
+        return try decodeValue(ID.self, at: offset, key: key)
+    }
+
+    /// The list of links at the current position, read element by element as `UnkeyedContainer` reads them.
+    func decodeLinkList<L: LinkIDCoding>(_ type: L.Type) throws -> [L] {
+        let (start, end, count) = try container(at: position, type: .unkeyed, key: noKey)
+        var links: [L] = []
+        links.reserveCapacity(count)
+        var offset = start
+        for index in 0..<count {
+            let key = IndexKey(index)
+            guard offset < end else { throw corrupted(key, "the list has no more elements") }
+            let next: Int
+            do { next = try valueEnd(at: offset, end: end) } catch {
+                throw corrupted(key, "the record ends inside a list element")
+            }
+            links.append(L(id: try linkID(L.LinkID.self, at: offset, key: key)))
+            offset = next
+        }
+        return links
     }
 }

@@ -185,7 +185,11 @@ final class RecordEncoder {
                 currentValue = outer
             }
             let start = buffer.count
-            try value.encode(to: self)
+            if let list = value as? any LinkListCoding {
+                try list.encodeLinkList(self)
+            } else {
+                try value.encode(to: self)
+            }
             fillPendingSuper()
             // A value that wrote nothing still needs a value in the record: an empty keyed container.
             if buffer.count == start { _ = openContainer(isDictionary: false) }
@@ -661,6 +665,14 @@ extension RecordEncoder {
     /// Writes the id of a `Link` as the link's whole value: directly for the common primary-key types, through a
     /// single-value container otherwise, so both write the same bytes.
     func encodeLinkID<ID: Encodable>(_ id: ID) throws {
+        if !putPrimaryKeyValue(id) {
+            var container = singleValueContainer()
+            try container.encode(id)
+        }
+    }
+
+    /// Writes `id` when it is one of the common primary-key types, and says whether it was.
+    private func putPrimaryKeyValue<ID: Encodable>(_ id: ID) -> Bool {
         if ID.self == Int64.self {
             putInt64(unsafeBitCast(id, to: Int64.self))
         } else if ID.self == Int.self {
@@ -670,8 +682,19 @@ extension RecordEncoder {
         } else if ID.self == UUID.self {
             putUUID(unsafeBitCast(id, to: UUID.self))
         } else {
-            var container = singleValueContainer()
-            try container.encode(id)
+            return false
+        }
+        return true
+    }
+
+    /// Writes a list of links as `UnkeyedContainer` writes one: a container of the links' ids.
+    func encodeLinkList<L: LinkIDCoding>(_ links: [L]) throws {
+        let depth = openContainer(isDictionary: false, unkeyed: true)
+        let serial = serial(at: depth)
+        for link in links {
+            guard activate(depth: depth, serial: serial) else { return }
+            countEntry(depth: depth)
+            if !putPrimaryKeyValue(link.id) { try encodeValue(link.id) }
         }
     }
 }
