@@ -47,8 +47,8 @@ public struct Relationship<M: Model>: Sendable {
     var targetName: String { targetType.storedName }
     /// The targets' primary keys in the record, in order, repeats included.
     let targetKeys: @Sendable (M) throws -> [[UInt8]]
-    /// Drops every link to one of `keys` from the record.
-    let removeTargets: @Sendable (inout M, Set<[UInt8]>) throws -> Void
+    /// Drops every link to one of `keys` (a few, usually one) from the record.
+    let removeTargets: @Sendable (inout M, [[UInt8]]) throws -> Void
 
     /// An ordered to-many link, Realm's `List<Target>`.
     ///
@@ -79,7 +79,12 @@ public struct Relationship<M: Model>: Sendable {
                 return keys
             },
             removeTargets: { value, keys in
-                try value[keyPath: path].removeAll { keys.contains(try KeyEncoding.key($0.id)) }
+                var key: [UInt8] = []
+                try value[keyPath: path].removeAll { link in
+                    key.removeAll(keepingCapacity: true)
+                    try KeyEncoding.append(link.id, to: &key)
+                    return keys.contains(key)
+                }
             })
     }
 

@@ -9,7 +9,7 @@ struct ModelOperations: Sendable {
     /// Deletes the record at a key with its index and backlink entries, rules already followed.
     let remove: @Sendable (Transaction, [UInt8]) throws(StoreError) -> Void
     /// Drops from the record at a key its links to the given targets (by link position) and writes it back.
-    let removeLinks: @Sendable (Transaction, ModelInfo, [UInt8], [Int: Set<[UInt8]>]) throws(StoreError) -> Void
+    let removeLinks: @Sendable (Transaction, ModelInfo, [UInt8], [Int: [[UInt8]]]) throws(StoreError) -> Void
     /// Checks the model's indexes and backlinks against its records, in words.
     let verify: @Sendable (ReadScope, ModelInfo, inout IntegrityProblems) throws(StoreError) -> Void
 

@@ -9,6 +9,9 @@ struct DeletionPlan {
     /// The records to delete, each once, in the order they were found.
     private(set) var records: [(info: ModelInfo, key: [UInt8])] = []
     private var members: Set<RecordRef> = []
+    /// For each record to delete, the records that link to it, by link, as planning read them: executing the plan
+    /// drops the links of those that stay without reading the backlink indexes again.
+    var linkedFrom: [(target: [UInt8], link: LinkInfo, sources: [[UInt8]])] = []
 
     func contains(model info: ModelInfo, key: [UInt8]) -> Bool {
         members.contains(RecordRef(model: info.name, key: key))
@@ -27,6 +30,11 @@ struct DeletionPlan {
 struct RecordRef: Hashable {
     let model: String
     let key: [UInt8]
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(model)
+        key.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
 }
 
 extension Transaction {
@@ -66,6 +74,7 @@ extension Transaction {
                 for link in store.incomingLinks(to: info) {
                     let sources = try linking(key, via: link)
                     guard !sources.isEmpty else { continue }
+                    plan.linkedFrom.append((key, link, sources))
                     switch link.targetDeleteRule {
                     case .cascade:
                         let source = try store.info(named: link.model)
@@ -114,16 +123,13 @@ extension Transaction {
     /// Deletes what `plan` holds: first drops the links to its records from the records that stay, each of those
     /// rewritten once, then deletes the records with their index and backlink entries.
     func execute(_ plan: DeletionPlan) throws(StoreError) {
-        var rewrites: [RecordRef: [Int: Set<[UInt8]>]] = [:]
+        var rewrites: [RecordRef: [Int: [[UInt8]]]] = [:]
         var order: [(ModelInfo, RecordRef)] = []
-        for (info, key) in plan.records {
-            for link in store.incomingLinks(to: info) {
-                for source in try sources(linkingTo: key, via: link)
-                where !plan.contains(model: link.model, key: source) {
-                    let record = RecordRef(model: link.model, key: source)
-                    if rewrites[record] == nil { order.append((try store.info(named: link.model), record)) }
-                    rewrites[record, default: [:]][link.position, default: []].insert(key)
-                }
+        for (target, link, sources) in plan.linkedFrom {
+            for source in sources where !plan.contains(model: link.model, key: source) {
+                let record = RecordRef(model: link.model, key: source)
+                if rewrites[record] == nil { order.append((try store.info(named: link.model), record)) }
+                rewrites[record, default: [:]][link.position, default: []].append(target)
             }
         }
         // In key order, so that consecutive writes land on the same pages: each page is copied once per
