@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 @testable import Cellar
 
@@ -62,3 +63,17 @@ func helperExecutable() throws -> URL {
 
 /// Whether the long torture runs were asked for (`CELLAR_TORTURE=long swift test --filter Torture`).
 let longTorture = ProcessInfo.processInfo.environment["CELLAR_TORTURE"] == "long"
+
+extension Thread {
+    /// Runs `body` on a new thread and waits for its result: a second thread for a test that holds a read open.
+    static func runAndWait<R: Sendable>(_ body: @escaping @Sendable () throws -> R) -> R? {
+        let result = Mutex<R?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            result.withLock { $0 = try? body() }
+            done.signal()
+        }.start()
+        done.wait()
+        return result.withLock { $0 }
+    }
+}

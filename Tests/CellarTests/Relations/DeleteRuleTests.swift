@@ -187,5 +187,6 @@ struct DeleteRuleTests {
         // A list replaced by an update leaves its old targets as orphans (realm-core #746): they are found.
         try store.write { tx in try tx.update(Owner(id: 1, pets: [Link(id: 3)])) }
         #expect(try strays.results().map(\.id) == [1, 2, 4])
+        try expectConsistent(store)
     }
 }
