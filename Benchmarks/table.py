@@ -43,17 +43,23 @@ def row(task):
     def ratio(engine):
         # Cellar's speed over `engine`'s, within each run, then the median across runs.
         cellar_name, other = f"{task}: Cellar", f"{task}: {engine}"
-        return statistics.median(run[other] / run[cellar_name] for run in runs if cellar_name in run and other in run)
+        pairs = [(run[other], run[cellar_name]) for run in runs if cellar_name in run and other in run]
+        ratios = [o / c for o, c in pairs if c > 0 and o > 0]
+        return statistics.median(ratios) if ratios else None
 
     cellar, raw = rate("Cellar"), rate("raw LMDB")
     grdb_rows = [(engine, rate(engine)) for engine in ("GRDB", "GRDB fetchOne", "GRDB cached statement") if rate(engine)]
     def fmt(r):
+        if r is None:
+            return "(below the clock's resolution)"
         if r >= 1e6:
             return f"{r / 1e6:.2f}M/s"
         return f"{r / 1e3:.0f}k/s" if r >= 1e4 else f"{r:,.0f}/s"
     grdb_cell = "<br>".join(f"{fmt(r)}{' (' + e[5:] + ')' if e != 'GRDB' else ''}" for e, r in grdb_rows)
-    vs_grdb = "<br>".join(f"{ratio(e):.1f}×" for e, _ in grdb_rows)
-    return f"| {task} | {fmt(cellar)} | {fmt(raw)} | {grdb_cell} | {vs_grdb} | {ratio('raw LMDB'):.2f}× |"
+    def times(r, digits):
+        return "—" if r is None else f"{r:.{digits}f}×"
+    vs_grdb = "<br>".join(times(ratio(e), 1) for e, _ in grdb_rows)
+    return f"| {task} | {fmt(cellar)} | {fmt(raw)} | {grdb_cell} | {vs_grdb} | {times(ratio('raw LMDB'), 2)} |"
 
 header = "| operation | Cellar | raw LMDB | GRDB | Cellar vs GRDB | Cellar vs raw LMDB |\n| --- | ---: | ---: | ---: | ---: | ---: |"
 for group, unit in ((False, "records per second"), (True, "queries per second")):

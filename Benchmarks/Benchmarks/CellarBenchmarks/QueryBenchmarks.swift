@@ -101,9 +101,7 @@ final class IndexedGRDBStore {
 
 func queryBenchmarks() {
     let expectedMatches = recordCount / 20
-    // The cheap queries run a thousand times per sample, so the clock's resolution does not matter.
-    var repeated = Benchmark.defaultConfiguration
-    repeated.scalingFactor = .kilo
+    let repeated = repeatedConfiguration()
 
     Benchmark("query age == \(queriedAge) (\(expectedMatches) dogs): Cellar") { benchmark in
         let store = try indexedCellarStore()

@@ -169,8 +169,7 @@ final class LinkedGRDBStore {
 }
 
 func relationBenchmarks() {
-    var repeated = Benchmark.defaultConfiguration
-    repeated.scalingFactor = .kilo
+    let repeated = repeatedConfiguration()
     let ownersTitle = "query owners of dogs aged \(minimumAge)+ (\(recordCount) dogs, \(linkedPeople.count) people)"
 
     Benchmark("\(ownersTitle): Cellar") { benchmark in
