@@ -267,10 +267,7 @@ extension Query {
             guard predicate == nil else { return nil }
             let link = info.links[try linkFilter.position.get()]
             let targets = try linkFilter.targets(context)
-            if targets.count == 1 {
-                let txn = try context.lmdb
-                return try context.store.core.run("count") { try txn.duplicateCount(of: targets[0], in: link.database) }
-            }
+            if targets.count == 1 { return try context.linkCount(to: targets[0], via: link) }
             return try linkingKeys(linkFilter, link: link, in: context).count
         }
         guard let predicate else { return try context.recordCount(info) }

@@ -68,6 +68,13 @@ extension ReadScope {
         return keys.filter { seen.insert(KeyBytes($0)).inserted }
     }
 
+    /// How many records link to `target` through `link`: LMDB keeps the count of a key's values, so this is one
+    /// lookup however many there are.
+    func linkCount(to target: [UInt8], via link: LinkInfo) throws(StoreError) -> Int {
+        let txn = try lmdb
+        return try store.core.run("count a backlink index") { try txn.duplicateCount(of: target, in: link.database) }
+    }
+
     /// The keys of the records that link to `target` through `link`, in key order, at most `limit` of them.
     func sources(linkingTo target: [UInt8], via link: LinkInfo, limit: Int = .max) throws(StoreError) -> [[UInt8]] {
         let txn = try lmdb

@@ -43,13 +43,8 @@ extension Transaction {
             }
             if followOwnership, link.ownsTargets, !removed.isEmpty {
                 let targetInfo = try store.info(linkedBy: link)
-                let txn = try lmdb
-                // This record links to each removed target, so a count of one means it is the last: LMDB keeps the
-                // count of a key's values, so the check costs one lookup however many records link to the target.
-                for target in removed
-                where try store.core.run(
-                    "read a backlink index", { try txn.duplicateCount(of: target, in: link.database) }) == 1
-                {
+                // This record links to each removed target, so a count of one means it is the last.
+                for target in removed where try linkCount(to: target, via: link) == 1 {
                     orphans.append((targetInfo, target))
                     unlinked.insert(LinkEdge(link: link.label, target: target, source: primaryKey))
                 }
