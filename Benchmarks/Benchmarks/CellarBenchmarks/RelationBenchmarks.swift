@@ -120,7 +120,9 @@ final class LinkedRawStore {
         try txn.withCursor(backlinks) { cursor in
             var entry = try RawLayout.key(dog).withUnsafeBytes { try cursor.seek(to: $0) }
             while let (_, person) = entry {
-                if let bytes = try txn.get(people, key: person) { found.append(Self.person(id: Self.id(person), from: bytes)) }
+                if let bytes = try txn.get(people, key: person) {
+                    found.append(Self.person(id: Self.id(person), from: bytes))
+                }
                 entry = try cursor.nextDuplicate()
             }
         }
@@ -135,7 +137,8 @@ final class LinkedGRDBStore {
     init() throws {
         var configuration = GRDB.Configuration()
         configuration.foreignKeysEnabled = true
-        queue = try DatabaseQueue(path: folder.appendingPathComponent("people.sqlite").path, configuration: configuration)
+        queue = try DatabaseQueue(
+            path: folder.appendingPathComponent("people.sqlite").path, configuration: configuration)
         try queue.write { db in
             try db.create(table: "dog") { table in
                 table.primaryKey("id", .integer)
