@@ -8,6 +8,8 @@
 //   cellar-test-helper read-pets <folder>         read every pet, by scan and by index, and print what was found
 //   cellar-test-helper read-raw <folder>          read every entry of every database through LMDB alone, without
 //                                                 Cellar's page checks: what a reader would meet without them
+//   cellar-test-helper adopt <folder> <count>     insert puppies 1...count, each in its own transaction appended to
+//                                                 breeder 1's list, while the test deletes puppies from its process
 import Cellar
 import Foundation
 import LMDB
@@ -25,6 +27,17 @@ struct Pet: Model {
     var age: Int
     var photo: Data = Data()
     static let schema = Schema<Pet>(autoIncrement: true, indexes: [.index(\.age), .index(\.name)])
+}
+
+/// The models of the two-process relationship test (`LinkIntegrityTests`).
+struct Breeder: Model {
+    var id: Int
+    var puppies: [Link<Puppy>] = []
+    static let schema = Schema<Breeder>(links: [.link(\.puppies, exclusive: true)])
+}
+
+struct Puppy: Model {
+    var id: Int
 }
 
 func fail(_ message: String) -> Never {
@@ -86,6 +99,24 @@ case (3, "read-raw"):
         print("ok \(entries)")
     } catch {
         print("error \(error)")
+    }
+case (4, "adopt"):
+    guard let count = Int(arguments[3]) else { fail("usage: cellar-test-helper adopt <folder> <count>") }
+    do {
+        let store = try Store(
+            at: URL(fileURLWithPath: arguments[2]), configuration: .init(models: [Breeder.self, Puppy.self]))
+        for id in 1...count {
+            try store.write { tx in
+                // Read inside the transaction: the other process may have dropped puppies from the list meanwhile.
+                guard var breeder = try tx.object(Breeder.self, id: 1) else { fail("no breeder 1") }
+                try tx.insert(Puppy(id: id))
+                breeder.puppies.append(Link(id: id))
+                try tx.update(breeder)
+            }
+        }
+        print("ok")
+    } catch {
+        fail("\(error)")
     }
 case (3, _):
     guard let count = Int(arguments[2]) else { fail("usage: cellar-test-helper <store folder> <count>") }

@@ -154,4 +154,50 @@ struct LinkIntegrityTests {
                 "b/Person.dogs holds the entry \"wanko\" → Person 1, which no record gives",
             ])
     }
+
+    /// The models of `cellar-test-helper adopt`, declared alike in both processes.
+    struct Breeder: Model {
+        var id: Int
+        var puppies: [Link<Puppy>] = []
+        static let schema = Schema<Breeder>(links: [.link(\.puppies, exclusive: true)])
+    }
+
+    struct Puppy: Model {
+        var id: Int
+    }
+
+    @Test func twoProcessesAddingAndDeletingLinkedRecordsLeaveEveryLinkSound() throws {
+        let store = try folder.store([Breeder.self, Puppy.self])
+        try store.write { tx in try tx.insert(Breeder(id: 1)) }
+        let helper = Process()
+        helper.executableURL = try helperExecutable()
+        let count = 300
+        helper.arguments = ["adopt", folder.url.path, String(count)]
+        let output = Pipe()
+        helper.standardOutput = output
+        try helper.run()
+        // While the helper inserts puppies into breeder 1's list, this process deletes every third one it sees:
+        // each delete rewrites the list the other process is appending to.
+        var deleted: Set<Int> = []
+        var helperDone = false
+        repeat {
+            // Whether the helper had ended before this pass read the puppies: if so, this pass sees them all.
+            helperDone = !helper.isRunning
+            for puppy in try store.objects(Puppy.self).results() where puppy.id % 3 == 0 && !deleted.contains(puppy.id)
+            {
+                try store.write { tx in _ = try tx.delete(Puppy.self, id: puppy.id) }
+                deleted.insert(puppy.id)
+            }
+        } while !helperDone
+        let printed = output.fileHandleForReading.readDataToEndOfFile()
+        helper.waitUntilExit()
+        #expect(helper.terminationStatus == 0)
+        #expect(String(decoding: printed, as: UTF8.self) == "ok\n")
+        let kept = (1...count).filter { $0 % 3 != 0 }
+        #expect(try store.objects(Puppy.self).results().map(\.id) == kept)
+        #expect(try store.object(Breeder.self, id: 1)?.puppies.map(\.id) == kept)
+        let puppy = try #require(try store.object(Puppy.self, id: kept[kept.count - 1]))
+        #expect(try store.backlink(to: puppy, via: \Breeder.puppies)?.id == 1)
+        #expect(try store.verifyIntegrity().problems == [])
+    }
 }
