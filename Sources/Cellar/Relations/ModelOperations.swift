@@ -37,14 +37,17 @@ struct ModelOperations: Sendable {
             let state = try transaction.state(for: M.self)
             guard let old = try transaction.storedForUpkeep(M.self, key: key, state: state) else { return }
             var new = old
+            var changes: [LinkChange] = []
             for (position, targets) in targetsByLink {
                 do {
                     try M.schema.links[position].removeTargets(&new, targets)
                 } catch {
                     throw .invalidKey(model: info.name, reason: "a link's id cannot be a key: \(error)")
                 }
+                changes.append(LinkChange(link: info.links[position], added: [], removed: targets))
             }
-            try transaction.replace(old: old, with: new, key: key, state: state, followOwnership: false)
+            // The backlink index said this record links to each target: those entries go, and nothing is added.
+            try transaction.replace(old: old, with: new, key: key, state: state, linkChanges: changes)
         }
         verify = { (scope, info, problems) throws(StoreError) in
             try scope.verify(M.self, info: info, into: &problems)

@@ -162,11 +162,14 @@ public final class Transaction: ReadScope {
 
     /// Replaces the stored `old` with `new`: the path of `update` and of the rewrites that drop links to deleted
     /// records.
+    ///
+    /// A caller that knows exactly how the links changed passes `linkChanges` (and follows ownership itself): the
+    /// old and new lists are then not compared.
     func replace<M: Model>(
-        old: M?, with new: M, key: [UInt8], state: ModelWriteState, followOwnership: Bool = true
+        old: M?, with new: M, key: [UInt8], state: ModelWriteState, linkChanges: [LinkChange]? = nil
     ) throws(StoreError) {
         let plan = try planWrite(
-            old: old, new: new, primaryKey: key, state: state, followOwnership: followOwnership)
+            old: old, new: new, primaryKey: key, state: state, linkChanges: linkChanges)
         try put(new, key: key, state: state)
         try apply(plan, primaryKey: key, state: state)
         changes.record(.updated, key: key, model: state.info.name)
@@ -217,9 +220,11 @@ public final class Transaction: ReadScope {
     }
 
     /// Works out how a record's index and backlink entries change from `old` to `new` (either may be absent).
-    /// `followOwnership` is `false` inside a planned deletion, which has found the orphans already.
+    /// `followOwnership` is `false` inside a planned deletion, which has found the orphans already; `linkChanges`,
+    /// when given, are the backlink entries to move, known to the caller.
     func planWrite<M: Model>(
-        old oldValue: M?, new newValue: M?, primaryKey: [UInt8], state: ModelWriteState, followOwnership: Bool = true
+        old oldValue: M?, new newValue: M?, primaryKey: [UInt8], state: ModelWriteState, followOwnership: Bool = true,
+        linkChanges: [LinkChange]? = nil
     ) throws(StoreError) -> WritePlan {
         var plan = WritePlan()
         guard state.info.hasDerivedData else { return plan }
@@ -241,7 +246,9 @@ public final class Transaction: ReadScope {
             }
             plan.indexChanges.append(IndexChange(position: position, remove: old?.key, add: new?.key))
         }
-        if !state.info.links.isEmpty {
+        if let linkChanges {
+            plan.linkChanges = linkChanges
+        } else if !state.info.links.isEmpty {
             try planLinks(
                 old: oldValue, new: newValue, primaryKey: primaryKey, state: state, followOwnership: followOwnership,
                 into: &plan)
