@@ -37,8 +37,6 @@ public struct Relationship<M: Model>: Sendable {
     public let ownsTargets: Bool
     /// Whether a link may name a record that does not exist; otherwise such a commit throws `linkTargetMissing`.
     public let allowsDangling: Bool
-    /// Whether the property is a to-one link (`Link<T>?`) rather than a list.
-    let isToOne: Bool
     // Key paths are immutable values; stored unchecked only because `PartialKeyPath` is not `Sendable`.
     nonisolated(unsafe) let keyPath: PartialKeyPath<M>
     let targetType: any Model.Type
@@ -69,7 +67,7 @@ public struct Relationship<M: Model>: Sendable {
     ) -> Relationship {
         Relationship(
             name: name ?? Index<M>.propertyName(path), deleteRule: deleteRule, targetDeleteRule: targetDeleteRule,
-            isExclusive: exclusive, ownsTargets: ownsTargets, allowsDangling: allowsDangling, isToOne: false,
+            isExclusive: exclusive, ownsTargets: ownsTargets, allowsDangling: allowsDangling,
             keyPath: path, targetType: T.self,
             targetKeys: { value in
                 let links = value[keyPath: path]
@@ -98,7 +96,7 @@ public struct Relationship<M: Model>: Sendable {
     ) -> Relationship {
         Relationship(
             name: name ?? Index<M>.propertyName(path), deleteRule: deleteRule, targetDeleteRule: targetDeleteRule,
-            isExclusive: exclusive, ownsTargets: ownsTargets, allowsDangling: allowsDangling, isToOne: true,
+            isExclusive: exclusive, ownsTargets: ownsTargets, allowsDangling: allowsDangling,
             keyPath: path, targetType: T.self,
             targetKeys: { value in try value[keyPath: path].map { [try KeyEncoding.key($0.id)] } ?? [] },
             removeTargets: { value, keys in

@@ -56,6 +56,11 @@ extension ReadScope {
         } catch {
             throw .invalidKey(model: relationship.targetName, reason: "a link's id cannot be a key: \(error)")
         }
+        // A target's key is a primary key: one too long for LMDB cannot name a record, and cannot be stored.
+        let limit = store.core.environment.maxKeySize
+        if let long = keys.first(where: { $0.count > limit }) {
+            throw .keyTooLong(model: relationship.targetName, length: long.count, limit: limit)
+        }
         guard keys.count > 1 else { return keys }
         if keys.count <= 16 {
             // Short lists, the common case, are checked pairwise: no set to build and hash.

@@ -13,17 +13,11 @@ struct DeletionPlan {
     /// drops the links of those that stay without reading the backlink indexes again.
     var linkedFrom: [(target: [UInt8], link: LinkInfo, sources: [[UInt8]])] = []
 
-    func contains(model info: ModelInfo, key: [UInt8]) -> Bool {
-        members.contains(RecordRef(model: info.name, key: key))
-    }
-
     func contains(model: String, key: [UInt8]) -> Bool { members.contains(RecordRef(model: model, key: key)) }
 
     mutating func add(_ info: ModelInfo, key: [UInt8]) {
         if members.insert(RecordRef(model: info.name, key: key)).inserted { records.append((info, key)) }
     }
-
-    var isEmpty: Bool { records.isEmpty }
 }
 
 /// A record named by its model's stored name and its key.
@@ -55,7 +49,7 @@ extension Transaction {
         }
         repeat {
             while let (info, key) = queue.popLast() {
-                guard !plan.contains(model: info, key: key),
+                guard !plan.contains(model: info.name, key: key),
                     let targets = try info.operations.linkTargets(self, info, key)
                 else { continue }
                 plan.add(info, key: key)

@@ -127,7 +127,7 @@ public final class Transaction: ReadScope {
         guard state.info.links.isEmpty, store.incomingLinks(to: state.info).isEmpty else {
             let plan = try planDeletion(of: keys.map { (state.info, $0) })
             try execute(plan)
-            return Set(keys.map(KeyBytes.init)).filter { plan.contains(model: state.info, key: $0.bytes) }.count
+            return Set(keys.map(KeyBytes.init)).filter { plan.contains(model: state.info.name, key: $0.bytes) }.count
         }
         var deleted = 0
         for key in keys where try removeRecord(M.self, key: key, state: state) { deleted += 1 }

@@ -31,6 +31,18 @@ struct LinkIntegrityTests {
         #expect(try store.verifyIntegrity().problems == [])
     }
 
+    @Test func aLinkWhoseIdIsTooLongForAKeyIsRefusedAndWritesNothing() throws {
+        let store = try folder.store(Seed.models)
+        let long = String(repeating: "x", count: 600)
+        #expect {
+            try store.write { tx in try tx.insert(Person(name: "Alice", dogs: [Link(id: long)])) }
+        } throws: { error in
+            guard case .keyTooLong(let model, let length, _) = error as? StoreError else { return false }
+            return model == "Dog" && length > 600
+        }
+        #expect(try store.count(Person.self) == 0)
+    }
+
     @Test func aLinkDeclaredToDangleMayNameNothing() throws {
         typealias Draft = Albums.Draft
         let store = try folder.store(Albums.models)
