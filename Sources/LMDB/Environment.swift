@@ -86,9 +86,9 @@ public final class Environment: @unchecked Sendable {
 
     /// The folders this process has an environment open in: LMDB's locks break when one process opens a file
     /// twice, so a second opening is refused instead.
-    private static let openFolders = Mutex<Set<FolderIdentity>>([])
+    static let openFolders = Mutex<Set<FolderIdentity>>([])
 
-    private struct FolderIdentity: Hashable {
+    struct FolderIdentity: Hashable {
         let device: UInt64
         let inode: UInt64
     }

@@ -38,6 +38,8 @@ public struct Schema<M: Model>: Sendable {
     public let links: [Relationship<M>]
     /// Converts ids to and from the model's sequence when ids are numbered automatically.
     let sequence: SequenceMapping?
+    /// Former names, renamed properties and default values, applied to stored records at opening.
+    var declarations = SchemaDeclarations()
 
     struct SequenceMapping: Sendable {
         let toSequence: @Sendable (M.ID) -> Int64?

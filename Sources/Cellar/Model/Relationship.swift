@@ -111,7 +111,12 @@ public struct Relationship<M: Model>: Sendable {
 
     /// The link and its rules in words, to tell whether two configurations open at once agree.
     func signature(model: String) -> String {
-        databaseName(model: model) + " → \(targetName) \(deleteRule) \(targetDeleteRule)"
+        "b/" + model + "." + rulesDescription
+    }
+
+    /// The link's name, target and rules (`dogs → Dog cascade removeLink exclusive`), as the stored schema keeps it.
+    var rulesDescription: String {
+        name + " → \(targetName) \(deleteRule) \(targetDeleteRule)"
             + (isExclusive ? " exclusive" : "") + (ownsTargets ? " owns" : "") + (allowsDangling ? " dangling" : "")
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import LMDB
 
 /// How a store is opened.
@@ -14,6 +15,31 @@ public struct Configuration: Sendable {
     public var initialMapSize: Int
     /// How many reads may be open at once across every process using the store.
     public var maxReaders: Int
+    /// The steps that migrate stored records to `schemaVersion`, one per version that needs one.
+    public var migrations: [MigrationStep]
+    /// Start with an empty store, instead of throwing `StoreError.migrationRequired`, when the models changed in a way
+    /// that needs a migration and none is given (Realm's `deleteRealmIfMigrationNeeded`). For caches and early
+    /// development. A store another process has open is never deleted: that is `StoreError.storeInUse`.
+    public var deleteStoreIfMigrationNeeded = false
+    /// Start with an empty store when a migration step throws, instead of throwing `StoreError.migrationFailed`:
+    /// for data that can be fetched again. Never while another process has the store open.
+    public var deleteStoreIfMigrationFails = false
+    /// Runs before either reset deletes the store, with the folder and the reason: copy the files away to keep them.
+    /// When it throws, nothing is deleted and opening throws `StoreError.migrationFailed`.
+    public var onReset: (@Sendable (StoreReset) throws -> Void)?
+    /// Whether this opening may rewrite stored records: run migration steps, apply declared renames and defaults.
+    /// Set it to `false` in an app extension, so that only the app migrates; the extension then gets
+    /// `StoreError.migrationRequired` until the app has.
+    public var allowsMigration = true
+
+    /// Why a store is about to be deleted and started afresh, as `onReset` is told.
+    public struct StoreReset: Sendable {
+        /// The store's folder.
+        public let directory: URL
+        /// The changes that needed a migration (`deleteStoreIfMigrationNeeded`), or the error the migration threw
+        /// (`deleteStoreIfMigrationFails`).
+        public let reason: StoreError
+    }
 
     /// Durability of a commit.
     public enum Durability: Sendable, Hashable {
@@ -40,13 +66,14 @@ public struct Configuration: Sendable {
     /// A configuration for `models`.
     public init(
         models: [any Model.Type], schemaVersion: Int = 1, durability: Durability = .full,
-        initialMapSize: Int = 64 << 20, maxReaders: Int = 512
+        initialMapSize: Int = 64 << 20, maxReaders: Int = 512, migrations: [MigrationStep] = []
     ) {
         self.models = models
         self.schemaVersion = schemaVersion
         self.durability = durability
         self.initialMapSize = initialMapSize
         self.maxReaders = maxReaders
+        self.migrations = migrations
     }
 
     /// Throws `configurationConflict` when the store is open in this process with settings that differ from

@@ -175,7 +175,7 @@ public final class Store: Sendable {
     ///
     /// - Throws: `StoreError.storeInUse` when a `Store` for the folder is open in this process.
     public static func delete(at directory: URL) throws(StoreError) {
-        guard !StoreCore.isOpen(directory) else { throw .storeInUse(path: directory.path) }
+        guard !StoreCore.isOpen(directory) else { throw .storeInUse(path: directory.path, process: nil) }
         let files = FileManager.default
         for name in ["data.mdb", "lock.mdb"] {
             let file = directory.appendingPathComponent(name)

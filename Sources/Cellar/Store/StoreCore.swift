@@ -12,6 +12,11 @@ final class StoreCore: Sendable {
     let meta: Database
     /// Models by stored name, shared across `Store` values opened on this folder with different configurations.
     private let modelsByName: Mutex<[String: ModelInfo]>
+    /// The stored schema generation this process last saw; a commit by another process that raised it makes this
+    /// process's models stale.
+    let schemaGeneration = Atomic<UInt64>(0)
+    /// The newest transaction whose schema generation was checked, so that reads check only after a new commit.
+    let checkedTransaction = Atomic<UInt64>(0)
     /// Serialises `write` calls made with `await`, off the caller's thread.
     let writerQueue: DispatchQueue
     /// The key of this core in the registry of open files.
@@ -169,24 +174,34 @@ final class StoreCore: Sendable {
         return (environment, meta)
     }
 
-    /// Checks the file's schema version and opens each model's databases, in one write transaction.
+    /// Reconciles the stored schema with `configuration` (migrating when asked) and opens each model's databases, in
+    /// one write transaction: a failure anywhere leaves the file as it was.
     func register(_ configuration: Configuration) throws(StoreError) -> [ObjectIdentifier: ModelInfo] {
-        let opened = try run("open the store") {
+        let (opened, generation) = try run("open the store") {
             try environment.write { txn in
-                try checkSchemaVersion(txn, schemaVersion: configuration.schemaVersion)
+                let reconciliation = try reconcile(configuration, in: txn)
                 var infos: [ObjectIdentifier: ModelInfo] = [:]
                 var names: Set<String> = []
                 let registered = Set(configuration.models.map { ObjectIdentifier($0) })
-                for type in configuration.models {
-                    let info = try register(type, registered: registered, in: txn)
-                    guard names.insert(info.name).inserted else {
-                        throw StoreError.duplicateModelName(model: info.name)
+                do {
+                    for type in configuration.models {
+                        let info = try register(
+                            type, registered: registered, rebuild: reconciliation.rebuild.contains(type.storedName),
+                            in: txn)
+                        guard names.insert(info.name).inserted else {
+                            throw StoreError.duplicateModelName(model: info.name)
+                        }
+                        infos[ObjectIdentifier(type)] = info
                     }
-                    infos[ObjectIdentifier(type)] = info
+                } catch let error as StoreError {
+                    // A record the migration left unreadable, or a unique value it made twice, fails the migration.
+                    guard let version = reconciliation.migratedTo else { throw error }
+                    throw StoreError.migrationFailed(version: version, reason: "after its steps ran, \(error)")
                 }
-                return infos
+                return (infos, try storedGeneration(in: txn))
             }
         }
+        schemaGeneration.store(generation, ordering: .relaxed)
         // Handles opened in a transaction are valid only once it has committed: share them only now.
         return modelsByName.withLock { models in
             opened.mapValues { info in
@@ -197,23 +212,11 @@ final class StoreCore: Sendable {
         }
     }
 
-    private func checkSchemaVersion(_ txn: WriteTransaction, schemaVersion: Int) throws {
-        if let stored = try txn.get(meta, key: Self.versionKey) {
-            guard stored.count == 8 else {
-                throw StoreError.corruptedFile(path: path, reason: "the stored schema version is damaged")
-            }
-            let storedVersion = Int(Int64(littleEndian: stored.loadUnaligned(as: Int64.self)))
-            guard storedVersion <= schemaVersion else {
-                throw StoreError.schemaVersionTooLow(stored: storedVersion, requested: schemaVersion)
-            }
-            if storedVersion == schemaVersion { return }
-        }
-        try txn.put(
-            meta, key: Self.versionKey, value: withUnsafeBytes(of: Int64(schemaVersion).littleEndian, Array.init))
-    }
+    /// Whether no configuration has registered models on this file in this process yet.
+    var modelsByNameIsEmpty: Bool { modelsByName.withLock { $0.isEmpty } }
 
     private func register<M: Model>(
-        _ type: M.Type, registered: Set<ObjectIdentifier>, in txn: WriteTransaction
+        _ type: M.Type, registered: Set<ObjectIdentifier>, rebuild: Bool, in txn: WriteTransaction
     ) throws -> ModelInfo {
         let schema = M.schema
         let name = schema.name
@@ -233,15 +236,9 @@ final class StoreCore: Sendable {
             return known
         }
         let records = try txn.createDatabase(named: "r/\(name)")
-        var dictionary = KeyDictionary.empty
-        if let stored = try txn.get(meta, key: Array("keys/\(name)".utf8)) {
-            guard let parsed = KeyDictionary.deserialize(stored) else {
-                throw StoreError.corruptedFile(path: path, reason: "the key dictionary of \(name) is damaged")
-            }
-            dictionary = parsed
-        }
+        let dictionary = try storedDictionary(name, in: txn)
         let (indexes, backlinks) = try openDerivedDatabases(
-            of: M.self, records: records, dictionary: dictionary, in: txn)
+            of: M.self, records: records, dictionary: dictionary, rebuild: rebuild, in: txn)
         return ModelInfo(
             name: name, records: records, indexes: indexes,
             links: zip(schema.links, backlinks).enumerated().map { position, pair in
@@ -287,7 +284,7 @@ final class StoreCore: Sendable {
     /// and deletes the databases of indexes and links the schema no longer declares. The list of a model's derived
     /// databases is kept in `_meta` under `indexes/<Model>`.
     private func openDerivedDatabases<M: Model>(
-        of type: M.Type, records: Database, dictionary: KeyDictionary, in txn: WriteTransaction
+        of type: M.Type, records: Database, dictionary: KeyDictionary, rebuild: Bool, in txn: WriteTransaction
     ) throws -> (indexes: [Database], links: [Database]) {
         let model = M.schema.name
         let listKey = Array("indexes/\(model)".utf8)
@@ -303,14 +300,16 @@ final class StoreCore: Sendable {
         var databases: [Database] = []
         var isNew: [Bool] = []
         for name in declared {
-            isNew.append(try txn.openDatabase(named: name) == nil || !stored.contains(name))
+            let exists = try txn.openDatabase(named: name) != nil
+            isNew.append(rebuild || !exists || !stored.contains(name))
             let database = try txn.createDatabase(named: name, flags: .duplicateSort)
             if isNew.last == true { try txn.empty(database) }
             databases.append(database)
         }
         let indexes = Array(databases[..<indexNames.count])
         let links = Array(databases[indexNames.count...])
-        if isNew.contains(true) {
+        // A rebuild with no derived databases still decodes every record: that is what checks a migration.
+        if isNew.contains(true) || rebuild {
             try build(
                 M.self, records: records, dictionary: dictionary, in: txn,
                 indexes: zip(M.schema.indexes, zip(indexes, isNew)).filter(\.1.1).map { ($0.0, $0.1.0) },

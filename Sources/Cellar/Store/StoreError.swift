@@ -40,14 +40,22 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible, Loca
     case sequenceExhausted(model: String)
     /// The store was written with a higher `schemaVersion` than the configuration gives.
     case schemaVersionTooLow(stored: Int, requested: Int)
+    /// The models changed in ways the stored records cannot follow without a migration (or this configuration does
+    /// not allow migrating). Every change is listed, in Realm's words.
+    case migrationRequired(changes: [SchemaChange])
+    /// The migration to `version` failed; nothing was written and the store keeps its old version.
+    case migrationFailed(version: Int, reason: String)
+    /// Another process changed the store's schema (migrated it, or changed its indexes) after this `Store` opened it.
+    case schemaChangedElsewhere(path: String)
     /// The file is damaged.
     case corruptedFile(path: String, reason: String)
     /// The file is not a Cellar store, or was written by an incompatible version.
     case incompatibleFile(path: String, reason: String)
     /// Every reader slot is in use.
     case readersFull(limit: Int)
-    /// The store is open in this process, so its files cannot be deleted.
-    case storeInUse(path: String)
+    /// The store is open, so its files cannot be deleted: by this process when `process` is `nil`, otherwise by the
+    /// process with that id (deleting a file another process has mapped would split the store in two).
+    case storeInUse(path: String, process: Int32?)
     /// The store is open in this process with settings this configuration contradicts (durability, reader limit,
     /// or a model's indexes): one file has one set of them.
     case configurationConflict(path: String, reason: String)
@@ -109,6 +117,19 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible, Loca
         case .schemaVersionTooLow(let stored, let requested):
             "The store has schema version \(stored), newer than this app's \(requested). "
                 + "Opening it would downgrade it; update the app or open another store."
+        case .migrationRequired(let changes):
+            "Migration is required due to the following errors:\n"
+                + changes.map { "- \($0)" }.joined(separator: "\n")
+                + "\nRaise Configuration.schemaVersion and add a MigrationStep to it that converts the records, declare "
+                + "renames and defaults in the model's Schema, or set deleteStoreIfMigrationNeeded to start empty. "
+                + "(A configuration with allowsMigration false gets this error for any migration: let the app open "
+                + "the store first.)"
+        case .migrationFailed(let version, let reason):
+            "The migration to schema version \(version) failed: \(reason). Nothing was written: the store keeps its "
+                + "previous version and opens with the previous models."
+        case .schemaChangedElsewhere(let path):
+            "Another process changed the schema of the store at \(path) (it migrated the store or changed its "
+                + "indexes) after this Store opened it. Open the store again with a configuration for the new models."
         case .corruptedFile(let path, let reason):
             "The store at \(path) is damaged (\(reason)). Restore it from a backup or delete it."
         case .incompatibleFile(let path, let reason):
@@ -116,8 +137,13 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible, Loca
                 + "Cellar did not change this one."
         case .readersFull(let limit):
             "All \(limit) reader slots are in use. Keep reads short, or raise Configuration.maxReaders."
-        case .storeInUse(let path):
-            "The store at \(path) is open in this process. Release every Store for it before deleting it."
+        case .storeInUse(let path, let process):
+            if let process {
+                "The store at \(path) is open in another process (pid \(process)); it was not deleted. Close it there "
+                    + "first: deleting a file another process has mapped would split the store in two."
+            } else {
+                "The store at \(path) is open in this process. Release every Store for it before deleting it."
+            }
         case .configurationConflict(let path, let reason):
             "The store at \(path) is already open in this process with another configuration: \(reason). "
                 + "Share the Store that is open, or open it with the same settings."

@@ -1,0 +1,372 @@
+import Foundation
+
+/// Learns a model's schema from its `Decodable` conformance, so that users never write it twice: one value is decoded
+/// from placeholders while every key, kind and optional the decoding asks for is noted.
+enum SchemaCapture {
+    /// Why a type could not be captured, with the coding path to the value that refused its placeholder.
+    struct Failure: Error {
+        let path: String
+        let type: String
+        let reason: String
+    }
+
+    /// The fields of `type`'s records.
+    static func properties<M: Model>(of type: M.Type) throws(Failure) -> [PropertyShape] {
+        let context = Context()
+        do {
+            let (_, shape) = try context.capture(M.self, path: [])
+            if case .object(let fields) = shape { return fields }
+            return []
+        } catch let failure as Failure {
+            throw failure
+        } catch {
+            throw Failure(path: "", type: "\(M.self)", reason: "\(error)")
+        }
+    }
+
+    /// What a whole capture shares: the types being decoded, outermost first, to stop at a type that contains itself.
+    fileprivate final class Context {
+        var stack: [ObjectIdentifier] = []
+
+        func capture<T: Decodable>(_ type: T.Type, path: [any CodingKey]) throws -> (T, ValueShape) {
+            if let scalar = Self.scalar(T.self) { return scalar }
+            let identity = ObjectIdentifier(T.self)
+            let isRecursive = stack.contains(identity)
+            stack.append(identity)
+            defer { stack.removeLast() }
+            let decoder = CaptureDecoder(context: self, path: path, isRecursive: isRecursive)
+            do {
+                let value = try T(from: decoder)
+                if let link = T.self as? any LinkShape.Type { return (value, .link(link.targetModelName)) }
+                return (value, isRecursive ? .opaque(String(describing: T.self)) : decoder.shape)
+            } catch let failure as Failure {
+                throw failure
+            } catch {
+                // A raw-value enum rejects the placeholder: its first case will do, and the kind of its raw value has
+                // been noted. A `SchemaSample` type gives its own value and is compared by name.
+                if let cases = T.self as? any CaseIterable.Type, let first = Self.firstCase(cases) as? T {
+                    return (first, decoder.shape)
+                }
+                if T.self is any RawRepresentable.Type, let zero = Self.zeroValue(T.self) {
+                    return (zero, decoder.shape)
+                }
+                if let sample = T.self as? any SchemaSample.Type, let value = sample.schemaSample as? T {
+                    return (value, .opaque(String(describing: T.self)))
+                }
+                throw Failure(
+                    path: path.map(\.stringValue).joined(separator: "."), type: String(describing: T.self),
+                    reason: Self.describe(error))
+            }
+        }
+
+        private static func firstCase<C: CaseIterable>(_ type: C.Type) -> Any? { C.allCases.first }
+
+        /// A value of a plain-data raw-value type made of zero bytes: for an enum without payloads that is its first
+        /// case, for a struct of numbers its zero. Only such types get one; the value is used only to go on decoding.
+        private static func zeroValue<T>(_ type: T.Type) -> T? {
+            guard _isPOD(T.self) else { return nil }
+            let size = Swift.max(MemoryLayout<T>.size, 1)
+            let raw = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: MemoryLayout<T>.alignment)
+            defer { raw.deallocate() }
+            raw.initializeMemory(as: UInt8.self, repeating: 0, count: size)
+            return raw.load(as: T.self)
+        }
+
+        /// Values that are stored as one scalar, whatever `Codable` form Foundation gives them.
+        private static func scalar<T>(_ type: T.Type) -> (T, ValueShape)? {
+            let found: (Any, ValueShape)? =
+                switch T.self {
+                case is Date.Type: (Date(timeIntervalSinceReferenceDate: 0), .date)
+                case is Data.Type: (Data(), .data)
+                case is UUID.Type: (UUID(uuid: nullUUID), .uuid)
+                case is URL.Type: (URL(fileURLWithPath: "/"), .url)
+                case is Decimal.Type: (Decimal(), .decimal)
+                case is Bool.Type: (false, .bool)
+                case is String.Type: ("", .string)
+                case is Double.Type: (0.0 as Double, .double)
+                case is Float.Type: (0 as Float, .float)
+                default: nil
+                }
+            if let found, let value = found.0 as? T { return (value, found.1) }
+            if let integer = T.self as? any FixedWidthInteger.Type, let zero = integer.zero as? T {
+                return (zero, .int)
+            }
+            return nil
+        }
+
+        private static func describe(_ error: any Error) -> String {
+            switch error {
+            case DecodingError.dataCorrupted(let context): context.debugDescription
+            case DecodingError.typeMismatch(_, let context): context.debugDescription
+            case DecodingError.valueNotFound(_, let context): context.debugDescription
+            case DecodingError.keyNotFound(let key, _): "it needs the key \(quoted(key.stringValue))"
+            default: "\(error)"
+            }
+        }
+    }
+}
+
+private let nullUUID: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+
+/// A type whose `Codable` form is a link: its schema names the target model.
+protocol LinkShape {
+    static var targetModelName: String { get }
+}
+
+extension Link: LinkShape {
+    static var targetModelName: String { Target.storedName }
+}
+
+/// The decoder a captured value decodes from: it answers every request with a placeholder and notes what was asked.
+private final class CaptureDecoder: Decoder {
+    enum Content {
+        case nothing
+        case scalar(ValueShape)
+        case object([(name: String, isOptional: Bool, value: CaptureDecoder)])
+        case list(CaptureDecoder?)
+        case dictionary(CaptureDecoder?)
+    }
+
+    let context: SchemaCapture.Context
+    let codingPath: [any CodingKey]
+    /// Set when this value's type is already being captured further out: its lists are empty and its optionals
+    /// `nil`, so the capture ends.
+    let isRecursive: Bool
+    var content = Content.nothing
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    init(context: SchemaCapture.Context, path: [any CodingKey], isRecursive: Bool) {
+        self.context = context
+        self.codingPath = path
+        self.isRecursive = isRecursive
+    }
+
+    static func fixed(_ shape: ValueShape, context: SchemaCapture.Context) -> CaptureDecoder {
+        let decoder = CaptureDecoder(context: context, path: [], isRecursive: false)
+        decoder.content = .scalar(shape)
+        return decoder
+    }
+
+    var shape: ValueShape {
+        switch content {
+        case .nothing: .object([])
+        case .scalar(let shape): shape
+        case .object(let fields):
+            .object(fields.map { PropertyShape(name: $0.name, shape: $0.value.shape, isOptional: $0.isOptional) })
+        case .list(let element): .list(element?.shape ?? .opaque("unknown"))
+        case .dictionary(let value): .dictionary(value?.shape ?? .opaque("unknown"))
+        }
+    }
+
+    /// Notes a field of this keyed value; the first note of a key wins.
+    func note(_ name: String, isOptional: Bool, value: CaptureDecoder) {
+        guard case .object(var fields) = content else { return }
+        guard !fields.contains(where: { $0.name == name }) else { return }
+        fields.append((name, isOptional, value))
+        content = .object(fields)
+    }
+
+    /// Captures a value of `T` below this one and returns it with the decoder that noted its shape.
+    func captureChild<T: Decodable>(_ type: T.Type, key: (any CodingKey)?) throws -> (T, CaptureDecoder) {
+        let path = key.map { codingPath + [$0] } ?? codingPath
+        let (value, shape) = try context.capture(T.self, path: path)
+        return (value, .fixed(shape, context: context))
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        if Key.self == RecordFormat.dictionaryKeyType {
+            content = .dictionary(nil)
+            return KeyedDecodingContainer(DictionaryContainer(decoder: self))
+        }
+        if case .object = content {} else { content = .object([]) }
+        return KeyedDecodingContainer(ObjectContainer(decoder: self))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        content = .list(nil)
+        return ListContainer(decoder: self)
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer { SingleContainer(decoder: self) }
+}
+
+/// A struct's fields: each decode notes the key, its kind and whether it may be absent.
+private struct ObjectContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let decoder: CaptureDecoder
+    var codingPath: [any CodingKey] { decoder.codingPath }
+    var allKeys: [Key] { [] }
+
+    func contains(_ key: Key) -> Bool { true }
+    func decodeNil(forKey key: Key) throws -> Bool { false }
+
+    private func required<T: Decodable>(_ type: T.Type, _ key: Key) throws -> T {
+        let (value, child) = try decoder.captureChild(T.self, key: key)
+        decoder.note(key.stringValue, isOptional: false, value: child)
+        return value
+    }
+
+    private func optional<T: Decodable>(_ type: T.Type, _ key: Key) throws -> T? {
+        guard !decoder.isRecursive else {
+            decoder.note(
+                key.stringValue, isOptional: true, value: .fixed(.opaque("\(T.self)"), context: decoder.context))
+            return nil
+        }
+        let (value, child) = try decoder.captureChild(T.self, key: key)
+        decoder.note(key.stringValue, isOptional: true, value: child)
+        return value
+    }
+
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try required(type, key) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try required(type, key) }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try required(type, key) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try required(type, key) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try required(type, key) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try required(type, key) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try required(type, key) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try required(type, key) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try required(type, key) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try required(type, key) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try required(type, key) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try required(type, key) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try required(type, key) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try required(type, key) }
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try required(type, key) }
+
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try optional(type, key) }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try optional(type, key) }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try optional(type, key) }
+    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try optional(type, key) }
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try optional(type, key) }
+    func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try optional(type, key) }
+    func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try optional(type, key) }
+    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try optional(type, key) }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try optional(type, key) }
+    func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try optional(type, key) }
+    func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try optional(type, key) }
+    func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try optional(type, key) }
+    func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try optional(type, key) }
+    func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try optional(type, key) }
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? { try optional(type, key) }
+
+    func nestedContainer<N: CodingKey>(keyedBy type: N.Type, forKey key: Key) throws -> KeyedDecodingContainer<N> {
+        let child = CaptureDecoder(context: decoder.context, path: codingPath + [key], isRecursive: decoder.isRecursive)
+        decoder.note(key.stringValue, isOptional: false, value: child)
+        return try child.container(keyedBy: N.self)
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        let child = CaptureDecoder(context: decoder.context, path: codingPath + [key], isRecursive: decoder.isRecursive)
+        decoder.note(key.stringValue, isOptional: false, value: child)
+        return try child.unkeyedContainer()
+    }
+
+    func superDecoder() throws -> any Decoder {
+        let child = CaptureDecoder(context: decoder.context, path: codingPath, isRecursive: decoder.isRecursive)
+        decoder.note("super", isOptional: false, value: child)
+        return child
+    }
+
+    func superDecoder(forKey key: Key) throws -> any Decoder {
+        let child = CaptureDecoder(context: decoder.context, path: codingPath + [key], isRecursive: decoder.isRecursive)
+        decoder.note(key.stringValue, isOptional: false, value: child)
+        return child
+    }
+}
+
+/// A dictionary's entries: one key is offered (`"0"`, which string and integer keys both accept) so that the kind of
+/// the values is seen.
+private struct DictionaryContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let decoder: CaptureDecoder
+    var codingPath: [any CodingKey] { decoder.codingPath }
+    var allKeys: [Key] { decoder.isRecursive ? [] : [Key(stringValue: "0")].compactMap { $0 } }
+
+    func contains(_ key: Key) -> Bool { true }
+    func decodeNil(forKey key: Key) throws -> Bool { false }
+
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        let (value, child) = try decoder.captureChild(T.self, key: key)
+        decoder.content = .dictionary(child)
+        return value
+    }
+
+    func nestedContainer<N: CodingKey>(keyedBy type: N.Type, forKey key: Key) throws -> KeyedDecodingContainer<N> {
+        let child = CaptureDecoder(context: decoder.context, path: codingPath + [key], isRecursive: decoder.isRecursive)
+        decoder.content = .dictionary(child)
+        return try child.container(keyedBy: N.self)
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        let child = CaptureDecoder(context: decoder.context, path: codingPath + [key], isRecursive: decoder.isRecursive)
+        decoder.content = .dictionary(child)
+        return try child.unkeyedContainer()
+    }
+
+    func superDecoder() throws -> any Decoder { decoder }
+    func superDecoder(forKey key: Key) throws -> any Decoder { decoder }
+}
+
+/// An array's elements: one element is offered (none in a recursive value), so that their kind is seen.
+private struct ListContainer: UnkeyedDecodingContainer {
+    let decoder: CaptureDecoder
+    var codingPath: [any CodingKey] { decoder.codingPath }
+    var count: Int? { decoder.isRecursive ? 0 : 1 }
+    var currentIndex = 0
+    var isAtEnd: Bool { currentIndex >= (count ?? 0) }
+
+    init(decoder: CaptureDecoder) { self.decoder = decoder }
+
+    mutating func decodeNil() throws -> Bool { false }
+
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        currentIndex += 1
+        let (value, child) = try decoder.captureChild(T.self, key: nil)
+        decoder.content = .list(child)
+        return value
+    }
+
+    mutating func nestedContainer<N: CodingKey>(keyedBy type: N.Type) throws -> KeyedDecodingContainer<N> {
+        currentIndex += 1
+        let child = CaptureDecoder(context: decoder.context, path: codingPath, isRecursive: decoder.isRecursive)
+        decoder.content = .list(child)
+        return try child.container(keyedBy: N.self)
+    }
+
+    mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        currentIndex += 1
+        let child = CaptureDecoder(context: decoder.context, path: codingPath, isRecursive: decoder.isRecursive)
+        decoder.content = .list(child)
+        return try child.unkeyedContainer()
+    }
+
+    mutating func superDecoder() throws -> any Decoder { decoder }
+}
+
+/// A single value: a scalar notes its kind; anything else is captured as the value itself.
+private struct SingleContainer: SingleValueDecodingContainer {
+    let decoder: CaptureDecoder
+    var codingPath: [any CodingKey] { decoder.codingPath }
+
+    func decodeNil() -> Bool { false }
+
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { try capture(type) }
+    func decode(_ type: Bool.Type) throws -> Bool { try capture(type) }
+    func decode(_ type: String.Type) throws -> String { try capture(type) }
+    func decode(_ type: Double.Type) throws -> Double { try capture(type) }
+    func decode(_ type: Float.Type) throws -> Float { try capture(type) }
+    func decode(_ type: Int.Type) throws -> Int { try capture(type) }
+    func decode(_ type: Int8.Type) throws -> Int8 { try capture(type) }
+    func decode(_ type: Int16.Type) throws -> Int16 { try capture(type) }
+    func decode(_ type: Int32.Type) throws -> Int32 { try capture(type) }
+    func decode(_ type: Int64.Type) throws -> Int64 { try capture(type) }
+    func decode(_ type: UInt.Type) throws -> UInt { try capture(type) }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try capture(type) }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try capture(type) }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try capture(type) }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try capture(type) }
+
+    private func capture<T: Decodable>(_ type: T.Type) throws -> T {
+        let (value, child) = try decoder.captureChild(T.self, key: nil)
+        decoder.content = child.content
+        return value
+    }
+}

@@ -1,0 +1,233 @@
+import LMDB
+
+/// The migration to one schema version: what `Configuration.migrations` lists.
+///
+/// ```swift
+/// Configuration(models: [Pet.self], schemaVersion: 3, migrations: [
+///     .to(2) { migration in
+///         try migration.enumerateRecords(ofType: "Pet") { pet in try pet.set("color", to: "brown") }
+///     },
+///     .to(3) { migration in try migration.renameProperty(onType: "Pet", from: "name", to: "fullName") },
+/// ])
+/// ```
+///
+/// Opening a store whose stored version is lower than the configuration's runs every step above the stored version
+/// and up to the configuration's, in order, in the one write transaction that opens the store: if a step throws,
+/// nothing is written and the file keeps its old version.
+public struct MigrationStep: Sendable {
+    /// The schema version this step migrates to.
+    public let version: Int
+    let body: @Sendable (Migration) throws -> Void
+
+    /// A step that migrates records to `version`.
+    public static func to(_ version: Int, _ body: @escaping @Sendable (Migration) throws -> Void) -> MigrationStep {
+        MigrationStep(version: version, body: body)
+    }
+}
+
+/// What a migration step works with: the stored records of every model by its stored name, read and written without
+/// the Swift types (Realm's `Migration`).
+///
+/// Valid only inside the step it is handed to. Indexes, unique indexes and backlinks of the models a step writes are
+/// rebuilt once every step has run, and every record of those models is then decoded with its registered type: a
+/// record the migration left unreadable, or a unique value it made twice, fails the migration with nothing written.
+public final class Migration {
+    /// The schema version the file had before the migration began.
+    public let oldSchemaVersion: Int
+    /// The version the running step migrates to.
+    public internal(set) var schemaVersion: Int
+    let txn: WriteTransaction
+    let core: StoreCore
+    private var models: [String: MigratingModel] = [:]
+
+    init(oldSchemaVersion: Int, txn: WriteTransaction, core: StoreCore) {
+        self.oldSchemaVersion = oldSchemaVersion
+        self.schemaVersion = oldSchemaVersion
+        self.txn = txn
+        self.core = core
+    }
+
+    /// The models a step wrote to, by stored name.
+    var touchedModels: Set<String> { Set(models.values.filter(\.isTouched).map(\.name)) }
+
+    /// The state of the model stored as `name`; its records database is created when `create` is set.
+    func model(_ name: String, create: Bool = false) throws(StoreError) -> MigratingModel? {
+        if let known = models[name] { return known }
+        let found = try core.run("migrate \(name)") { () throws -> MigratingModel? in
+            let records =
+                create
+                ? try txn.createDatabase(named: "r/\(name)") : try txn.openDatabase(named: "r/\(name)")
+            guard let records else { return nil }
+            return MigratingModel(
+                name: name, records: records, dictionary: try core.storedDictionary(name, in: txn))
+        }
+        models[name] = found
+        return found
+    }
+
+    /// How many records the model stored as `model` has.
+    public func count(ofType model: String) throws(StoreError) -> Int {
+        guard let state = try self.model(model) else { return 0 }
+        return try core.run("count \(model)") { try txn.statistics(state.records).entries }
+    }
+
+    /// Hands `body` each record of the model stored as `model`, in primary-key order, as a `DynamicRecord` to read
+    /// and edit; edits are written when the enumeration ends. A model the file does not hold has no records.
+    public func enumerateRecords(ofType model: String, _ body: (inout DynamicRecord) throws -> Void) throws {
+        guard let state = try self.model(model) else { return }
+        var edited: [(key: [UInt8], record: DynamicRecord)] = []
+        try txn.walk(state.records) { entry in
+            let key = Array(entry.key)
+            var record = DynamicRecord(
+                model: state, fields: try state.fields(of: entry.value, key: key), primaryKey: key)
+            try body(&record)
+            if record.isDeleted || record.isEdited {
+                edited.append((key, record))
+            }
+            return true
+        }
+        for (key, record) in edited {
+            state.isTouched = true
+            if record.isDeleted || record.primaryKey != key { _ = try txn.delete(state.records, key: key) }
+            if !record.isDeleted { try put(record, in: state, replacing: record.primaryKey == key) }
+        }
+    }
+
+    /// Renames a field in every record of the model (Realm's `renameProperty(onType:from:to:)`).
+    public func renameProperty(onType model: String, from oldName: String, to newName: String) throws {
+        try enumerateRecords(ofType: model) { $0.rename(oldName, to: newName) }
+    }
+
+    /// Deletes every record of the model stored as `model` (Realm's `deleteData(forType:)`). For a model no longer
+    /// registered, its databases go too; its id sequence stays, so ids are never reused.
+    public func deleteData(forType model: String) throws {
+        guard let state = try self.model(model) else { return }
+        state.isTouched = true
+        try txn.empty(state.records)
+    }
+
+    /// Creates a record of the model stored as `model`: `body` sets its fields, `id` among them.
+    ///
+    /// - Throws: `StoreError.invalidKey` when `body` sets no `id`, `.duplicatePrimaryKey` when the id is taken.
+    public func create(ofType model: String, _ body: (inout DynamicRecord) throws -> Void) throws {
+        guard let state = try self.model(model, create: true) else { return }
+        var record = DynamicRecord(model: state, fields: RecordFields(), primaryKey: [])
+        try body(&record)
+        guard !record.primaryKey.isEmpty else {
+            throw StoreError.invalidKey(
+                model: model, reason: "a record created by a migration needs an id: set(\"id\", to: …)")
+        }
+        guard !record.isDeleted else { return }
+        state.isTouched = true
+        try put(record, in: state, replacing: false)
+    }
+
+    /// Inserts `value` as a record of its model, encoded with the type registered now. Give it an id: sequences are
+    /// moved past the ids a migration writes, not drawn from.
+    ///
+    /// - Throws: `StoreError.duplicatePrimaryKey` when the id is taken.
+    public func insert<M: Model>(_ value: M) throws {
+        let name = M.storedName
+        guard let state = try self.model(name, create: true) else { return }
+        let key = try KeyEncoding.key(value.id)
+        let bytes = try state.encodeRecord(value)
+        state.isTouched = true
+        try core.run("migrate \(name)") {
+            do {
+                try txn.put(state.records, key: key, value: bytes, flags: .noOverwrite)
+            } catch LMDBError.keyExists {
+                throw StoreError.duplicatePrimaryKey(model: name, id: KeyEncoding.describe(key))
+            }
+        }
+    }
+
+    private func put(_ record: DynamicRecord, in state: MigratingModel, replacing: Bool) throws {
+        do {
+            try txn.put(
+                state.records, key: record.primaryKey, value: record.fields.serialized,
+                flags: replacing ? [] : .noOverwrite)
+        } catch LMDBError.keyExists {
+            throw StoreError.duplicatePrimaryKey(model: state.name, id: record.id)
+        }
+    }
+
+    /// Writes the key dictionaries the migration extended.
+    func finish() throws {
+        for state in models.values where state.dictionaryChanged {
+            try txn.put(core.meta, key: Array("keys/\(state.name)".utf8), value: state.dictionary.serialized)
+        }
+    }
+}
+
+/// One model's records during a migration, with the key dictionary their tags refer to.
+final class MigratingModel {
+    let name: String
+    let records: Database
+    private(set) var dictionary: KeyDictionary
+    private(set) var dictionaryChanged = false
+    var isTouched = false
+    private let encoder: RecordEncoder
+    let decoder = RecordDecoder()
+
+    init(name: String, records: Database, dictionary: KeyDictionary) {
+        self.name = name
+        self.records = records
+        self.dictionary = dictionary
+        self.encoder = RecordEncoder(dictionary: dictionary)
+    }
+
+    /// The tag of `field`, added to the dictionary when new.
+    func tag(for field: String) -> UInt32 {
+        if let tag = dictionary.tags[field] { return tag }
+        dictionary = dictionary.appending([field])
+        dictionaryChanged = true
+        encoder.reset(dictionary: dictionary)
+        return UInt32(dictionary.names.count - 1)
+    }
+
+    /// The encoded form of one field's value.
+    func encodeField<T: Encodable>(_ value: T) throws(StoreError) -> [UInt8] {
+        Array(try encodeRecord(value).dropFirst())
+    }
+
+    /// A field's value encoded by `encode` (a declared default), its new keys added to the dictionary.
+    func encodeDeclaredField(_ encode: (RecordEncoder) throws -> [UInt8]) throws(StoreError) -> [UInt8] {
+        do {
+            let bytes = try encode(encoder)
+            absorbEncoderNames()
+            return bytes
+        } catch {
+            throw .encodingFailed(model: name, reason: "\(error)")
+        }
+    }
+
+    private func absorbEncoderNames() {
+        let extended = encoder.absorbAddedNames()
+        if extended.names.count != dictionary.names.count {
+            dictionary = extended
+            dictionaryChanged = true
+        }
+    }
+
+    /// A whole record, its new keys added to the dictionary.
+    func encodeRecord<T: Encodable>(_ value: T) throws(StoreError) -> [UInt8] {
+        do {
+            let bytes = try encoder.encode(value)
+            absorbEncoderNames()
+            return bytes
+        } catch {
+            throw .encodingFailed(model: name, reason: "\(error)")
+        }
+    }
+
+    /// The fields of a stored record.
+    func fields(of bytes: UnsafeRawBufferPointer, key: [UInt8]) throws(StoreError) -> RecordFields {
+        do {
+            return try RecordFields(record: bytes)
+        } catch {
+            throw .decodingFailed(
+                model: name, id: KeyEncoding.describe(key), field: "",
+                reason: "the record's bytes are damaged (not a keyed record of format \(RecordFormat.version))")
+        }
+    }
+}

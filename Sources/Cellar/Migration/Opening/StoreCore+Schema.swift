@@ -1,0 +1,278 @@
+import Foundation
+import LMDB
+import Synchronization
+
+/// Opening's schema work: compare each registered model with the schema stored in `_meta`, then apply what may be
+/// applied (renames, defaults, migration steps) or say exactly why not.
+extension StoreCore {
+    static let generationKey = Array("generation".utf8)
+
+    /// What reconciling the stored schema with a configuration did, for the opening that follows.
+    struct Reconciliation {
+        /// Models whose records were rewritten or must be converted: their indexes and backlinks are rebuilt and
+        /// every record decoded.
+        var rebuild: Set<String> = []
+        /// The version a migration ran to, when one ran.
+        var migratedTo: Int?
+    }
+
+    /// Brings the stored records and schemas in line with `configuration`, before the models' databases are opened.
+    ///
+    /// - Throws: `schemaVersionTooLow`, `migrationRequired`, `migrationFailed`, or the error of a step.
+    func reconcile(_ configuration: Configuration, in txn: WriteTransaction) throws -> Reconciliation {
+        let storedVersion = try storedSchemaVersion(in: txn)
+        if let storedVersion, storedVersion > configuration.schemaVersion {
+            throw StoreError.schemaVersionTooLow(stored: storedVersion, requested: configuration.schemaVersion)
+        }
+        let plans = try schemaPlans(for: configuration, in: txn)
+        let from = storedVersion ?? configuration.schemaVersion
+        let steps = configuration.migrations
+            .filter { $0.version > from && $0.version <= configuration.schemaVersion }
+            .sorted { $0.version < $1.version }
+        let changes = plans.flatMap(\.changes)
+        if steps.isEmpty, plans.contains(where: { !$0.changesNeedingMigration.isEmpty }) {
+            throw StoreError.migrationRequired(changes: changes)
+        }
+        let rewrites = !steps.isEmpty || plans.contains { $0.rewritesRecords || $0.formerName != nil }
+        if rewrites {
+            guard configuration.allowsMigration else { throw StoreError.migrationRequired(changes: changes) }
+            guard modelsByNameIsEmpty else {
+                throw StoreError.configurationConflict(
+                    path: path,
+                    reason: "opening it with these models rewrites stored records, which the Stores already open "
+                        + "would misread; release them before opening it with the new models")
+            }
+        }
+        var result = Reconciliation()
+        let migration = Migration(oldSchemaVersion: from, txn: txn, core: self)
+        for plan in plans {
+            if let formerName = plan.formerName { try moveModel(from: formerName, to: plan.name, in: txn) }
+            guard plan.recordCount > 0, !plan.renamedFields.isEmpty || !plan.clearedFields.isEmpty else { continue }
+            try migration.enumerateRecords(ofType: plan.name) { record in
+                for (from, to) in plan.renamedFields { record.rename(from, to: to) }
+                for field in plan.clearedFields { record.remove(field) }
+            }
+        }
+        for step in steps {
+            migration.schemaVersion = step.version
+            do {
+                try step.body(migration)
+            } catch let error as LMDBError {
+                throw error
+            } catch {
+                throw StoreError.migrationFailed(version: step.version, reason: Self.describe(error))
+            }
+            result.migratedTo = step.version
+        }
+        for (plan, type) in zip(plans, configuration.models) where plan.recordCount > 0 && !plan.filledFields.isEmpty {
+            try fillDefaults(plan.filledFields, of: plan.name, declarations: type.declarations, migration: migration)
+        }
+        try migration.finish()
+        result.rebuild = migration.touchedModels
+        for plan in plans where plan.formerName != nil || !plan.changesNeedingMigration.isEmpty {
+            result.rebuild.insert(plan.name)
+        }
+        for plan in plans where plan.schema.autoIncrement {
+            let turnedOn = plan.changes.contains(.autoIncrementChanged(model: plan.name, isOn: true))
+            if turnedOn || result.rebuild.contains(plan.name) {
+                try advanceSequence(of: plan.name, migration: migration)
+            }
+        }
+        var derivedChanged = false
+        for plan in plans {
+            try storeSchema(plan.schema, in: txn)
+            derivedChanged =
+                derivedChanged
+                || plan.changes.contains {
+                    switch $0 {
+                    case .indexAdded, .indexRemoved, .linkAdded, .linkRemoved: true
+                    default: false
+                    }
+                }
+        }
+        if storedVersion != configuration.schemaVersion {
+            try txn.put(
+                meta, key: Self.versionKey,
+                value: withUnsafeBytes(of: Int64(configuration.schemaVersion).littleEndian, Array.init))
+        }
+        if rewrites || derivedChanged {
+            try txn.put(
+                meta, key: Self.generationKey,
+                value: withUnsafeBytes(of: (try storedGeneration(in: txn) &+ 1).littleEndian, Array.init))
+        }
+        return result
+    }
+
+    /// The changes opening with `configuration` would make, model by model.
+    func schemaPlans(for configuration: Configuration, in txn: ReadTransaction) throws -> [ModelSchemaPlan] {
+        try configuration.models.map { type in
+            let captured = try type.capturedSchema()
+            let declarations = type.declarations
+            var stored: (schema: ModelSchema, name: String)?
+            for name in [captured.name] + declarations.formerNames {
+                if let schema = try storedSchema(name, in: txn) {
+                    stored = (schema, name)
+                    break
+                }
+            }
+            let records = try txn.openDatabase(named: "r/\(stored?.name ?? captured.name)")
+            return ModelSchemaPlan(
+                captured: captured, declarations: declarations, stored: stored?.schema, storedUnder: stored?.name,
+                hasRecordsDatabase: records != nil, recordCount: try records.map { try txn.statistics($0).entries } ?? 0
+            )
+        }
+    }
+
+    /// The schema version stored in the file; `nil` for a new store.
+    func storedSchemaVersion(in txn: ReadTransaction) throws -> Int? {
+        guard let stored = try txn.get(meta, key: Self.versionKey) else { return nil }
+        guard stored.count == 8 else {
+            throw StoreError.corruptedFile(path: path, reason: "the stored schema version is damaged")
+        }
+        return Int(Int64(littleEndian: stored.loadUnaligned(as: Int64.self)))
+    }
+
+    /// The counter raised whenever an opening rewrites records or changes indexes; a `Store` opened before such a
+    /// change refuses to go on.
+    func storedGeneration(in txn: ReadTransaction) throws -> UInt64 {
+        guard let stored = try txn.get(meta, key: Self.generationKey) else { return 0 }
+        guard stored.count == 8 else {
+            throw StoreError.corruptedFile(path: path, reason: "the stored schema generation is damaged")
+        }
+        return UInt64(littleEndian: stored.loadUnaligned(as: UInt64.self))
+    }
+
+    /// The key dictionary stored for the model stored as `name`.
+    func storedDictionary(_ name: String, in txn: ReadTransaction) throws -> KeyDictionary {
+        guard let stored = try txn.get(meta, key: Array("keys/\(name)".utf8)) else { return .empty }
+        guard let parsed = KeyDictionary.deserialize(stored) else {
+            throw StoreError.corruptedFile(path: path, reason: "the key dictionary of \(name) is damaged")
+        }
+        return parsed
+    }
+
+    private func storedSchema(_ name: String, in txn: ReadTransaction) throws -> ModelSchema? {
+        guard let stored = try txn.get(meta, key: Array("schema/\(name)".utf8)) else { return nil }
+        do {
+            return try JSONDecoder().decode(ModelSchema.self, from: Data(stored))
+        } catch {
+            throw StoreError.corruptedFile(path: path, reason: "the stored schema of \(name) is damaged")
+        }
+    }
+
+    private func storeSchema(_ schema: ModelSchema, in txn: WriteTransaction) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let bytes = Array(try encoder.encode(schema))
+        let key = Array("schema/\(schema.name)".utf8)
+        if let stored = try txn.get(meta, key: key), stored.elementsEqual(bytes) { return }
+        try txn.put(meta, key: key, value: bytes)
+    }
+
+    /// Moves a renamed model's records, key dictionary and sequence to its new name; its old indexes and backlinks
+    /// are dropped (the new ones are built under the new name).
+    private func moveModel(from formerName: String, to name: String, in txn: WriteTransaction) throws {
+        if let old = try txn.openDatabase(named: "r/\(formerName)") {
+            let new = try txn.createDatabase(named: "r/\(name)")
+            guard try txn.statistics(new).entries == 0 else {
+                throw StoreError.invalidSchema(
+                    model: name,
+                    reason:
+                        "records are stored both as \(formerName) (a former name) and as \(name); migrate or delete "
+                        + "one of them")
+            }
+            var entries: [([UInt8], [UInt8])] = []
+            try txn.walk(old) { entry in
+                entries.append((Array(entry.key), Array(entry.value)))
+                return true
+            }
+            for (key, value) in entries { try txn.put(new, key: key, value: value, flags: .append) }
+            try txn.drop(old)
+        }
+        for prefix in ["keys/", "seq/"] {
+            let oldKey = Array((prefix + formerName).utf8)
+            if let value = try txn.get(meta, key: oldKey).map(Array.init) {
+                try txn.put(meta, key: Array((prefix + name).utf8), value: value)
+                _ = try txn.delete(meta, key: oldKey)
+            }
+        }
+        let listKey = Array("indexes/\(formerName)".utf8)
+        if let list = try txn.get(meta, key: listKey).map({ String(decoding: $0, as: UTF8.self) }) {
+            for database in list.split(separator: "\n") {
+                if let derived = try txn.openDatabase(named: String(database)) { try txn.drop(derived) }
+            }
+            _ = try txn.delete(meta, key: listKey)
+        }
+        _ = try txn.delete(meta, key: Array("schema/\(formerName)".utf8))
+    }
+
+    /// Writes each declared default into every record that lacks the field.
+    private func fillDefaults(
+        _ fields: [String], of model: String, declarations: SchemaDeclarations, migration: Migration
+    ) throws {
+        guard let state = try migration.model(model) else { return }
+        var values: [(String, [UInt8])] = []
+        for field in fields {
+            guard let encode = declarations.defaultValues[field] else { continue }
+            values.append((field, try state.encodeDeclaredField(encode)))
+        }
+        try migration.enumerateRecords(ofType: model) { record in
+            for (field, value) in values where !record.contains(field) { record.append(field, encoded: value) }
+        }
+    }
+
+    /// Moves the sequence of an auto-increment model past its largest stored id, so that no id is handed out twice.
+    private func advanceSequence(of model: String, migration: Migration) throws {
+        guard let state = try migration.model(model) else { return }
+        var largest: Int64?
+        try migration.txn.walk(state.records, descending: true) { entry in
+            let record = DynamicRecord(
+                model: state, fields: try state.fields(of: entry.value, key: Array(entry.key)),
+                primaryKey: Array(entry.key))
+            largest = try record.value("id", as: Int64.self)
+            return false
+        }
+        guard let largest, largest < Int64.max else { return }
+        let key = Array("seq/\(model)".utf8)
+        if let stored = try migration.txn.get(meta, key: key), stored.count == 8,
+            Int64(littleEndian: stored.loadUnaligned(as: Int64.self)) > largest
+        {
+            return
+        }
+        try migration.txn.put(meta, key: key, value: withUnsafeBytes(of: (largest + 1).littleEndian, Array.init))
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        String(describing: error)
+    }
+}
+
+extension Model {
+    /// The model's schema as opening compares it: captured once per process, as a type cannot change while it runs.
+    static func capturedSchema() throws(StoreError) -> ModelSchema {
+        let identity = ObjectIdentifier(Self.self)
+        if let known = capturedSchemas.withLock({ $0[identity] }) { return known }
+        let schema = Self.schema
+        let properties: [PropertyShape]
+        do {
+            properties = try SchemaCapture.properties(of: Self.self)
+        } catch {
+            throw .invalidSchema(
+                model: schema.name,
+                reason: "Cellar could not learn its fields by decoding placeholder values: \(error.type)"
+                    + (error.path.isEmpty ? "" : " at '\(error.path)'") + " refused them (\(error.reason)). "
+                    + "Make \(error.type) CaseIterable if it is an enum, or conform it to SchemaSample with any valid "
+                    + "value")
+        }
+        let captured = ModelSchema(
+            name: schema.name, properties: properties,
+            indexes: schema.indexes.map { ($0.isUnique ? "unique " : "") + $0.name },
+            links: schema.links.map { $0.rulesDescription }, autoIncrement: schema.sequence != nil)
+        capturedSchemas.withLock { $0[identity] = captured }
+        return captured
+    }
+
+    static var declarations: SchemaDeclarations { schema.declarations }
+}
+
+private let capturedSchemas = Mutex<[ObjectIdentifier: ModelSchema]>([:])

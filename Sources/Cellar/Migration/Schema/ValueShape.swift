@@ -1,0 +1,89 @@
+/// What one value of a model looks like in its `Codable` form: the part of a schema that decides whether stored
+/// records can still be decoded.
+///
+/// Integers of every width are one kind (`int`), as the record decoder converts between widths when the value fits;
+/// a `float` may become a `double` for the same reason.
+indirect enum ValueShape: Hashable, Sendable, Codable {
+    case bool
+    case int
+    case float
+    case double
+    case string
+    case data
+    case date
+    case uuid
+    case url
+    case decimal
+    /// A keyed container: a struct, or an enum with associated values, with its fields in the order they decode.
+    case object([PropertyShape])
+    /// An unkeyed container of one element kind: an array or a set.
+    case list(ValueShape)
+    /// A dictionary with string or integer keys.
+    case dictionary(ValueShape)
+    /// A `Link` to the model stored under this name.
+    case link(String)
+    /// A type capture could not look into (it conforms to `SchemaSample`, or it contains itself), compared by its
+    /// Swift type name.
+    case opaque(String)
+
+    /// The kind in the words Realm's migration errors use ("int", "string", "array<int>", "link<Dog>").
+    var kindName: String {
+        switch self {
+        case .bool: "bool"
+        case .int: "int"
+        case .float: "float"
+        case .double: "double"
+        case .string: "string"
+        case .data: "data"
+        case .date: "date"
+        case .uuid: "uuid"
+        case .url: "url"
+        case .decimal: "decimal"
+        case .object: "object"
+        case .list(let element): "array<\(element.kindName)>"
+        case .dictionary(let value): "dictionary<\(value.kindName)>"
+        case .link(let target): "link<\(target)>"
+        case .opaque(let type): type
+        }
+    }
+
+    /// Whether values stored with shape `old` decode as this shape without help. Nested objects are compared field
+    /// by field elsewhere, so two objects count as readable here.
+    func reads(_ old: ValueShape) -> Bool {
+        switch (old, self) {
+        case (.float, .double), (.object, .object): true
+        case (.list(let old), .list(let new)), (.dictionary(let old), .dictionary(let new)): new.reads(old)
+        default: old == self
+        }
+    }
+}
+
+/// One field of a keyed container.
+struct PropertyShape: Hashable, Sendable, Codable {
+    /// The coding key.
+    var name: String
+    var shape: ValueShape
+    /// Whether the field may be absent (`decodeIfPresent`, as synthesized for an optional property): old records
+    /// without it still decode.
+    var isOptional: Bool
+}
+
+/// A model's schema as stored in `_meta` under `schema/<Model>`: what the store compares with the model at each
+/// opening.
+struct ModelSchema: Hashable, Sendable, Codable {
+    /// The stored name of the model.
+    var name: String
+    /// The fields of the model's records, the id among them.
+    var properties: [PropertyShape]
+    /// The index databases (`i/Dog.age`, `u/Person.email`).
+    var indexes: [String]
+    /// The links with their rules, as `Relationship.signature` writes them.
+    var links: [String]
+    /// Whether ids come from the model's sequence.
+    var autoIncrement: Bool
+    /// Properties removed from the model whose values untouched records may still hold, with the shape they had:
+    /// a property added again with another shape must not read them.
+    var retired: [PropertyShape] = []
+
+    func property(_ name: String) -> PropertyShape? { properties.first { $0.name == name } }
+}
