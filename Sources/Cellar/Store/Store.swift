@@ -27,14 +27,13 @@ public final class Store: Sendable {
     ///   `.incompatibleFile` or `.corruptedFile` when the folder holds something else; `.io` when the folder
     ///   cannot be created or opened.
     public convenience init(at directory: URL, configuration: Configuration) throws(StoreError) {
-        try self.init(
-            core: StoreCore.open(directory: directory, configuration: configuration), configuration: configuration)
+        try self.init(directory: directory, configuration: configuration, removeOnClose: false)
     }
 
-    private init(core: StoreCore, configuration: Configuration) throws(StoreError) {
+    private init(directory: URL, configuration: Configuration, removeOnClose: Bool) throws(StoreError) {
+        let (core, models) = try Self.open(directory, configuration: configuration, removeOnClose: removeOnClose)
         self.core = core
         self.configuration = configuration
-        let models = try core.register(configuration)
         self.models = models
         self.modelsByName = Dictionary(uniqueKeysWithValues: models.values.map { ($0.name, $0) })
         self.linksByTarget = Dictionary(
@@ -45,9 +44,7 @@ public final class Store: Sendable {
     public static func inMemory(_ configuration: Configuration) throws(StoreError) -> Store {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("cellar-\(UUID().uuidString)", isDirectory: true)
-        return try Store(
-            core: StoreCore.open(directory: directory, configuration: configuration, removeOnClose: true),
-            configuration: configuration)
+        return try Store(directory: directory, configuration: configuration, removeOnClose: true)
     }
 
     /// The folder holding the store's files.
@@ -85,6 +82,7 @@ public final class Store: Sendable {
     public func read<R>(_ body: (Snapshot) throws -> R) throws -> R {
         do {
             return try core.environment.read { txn in
+                if txn.id != core.checkedTransaction.load(ordering: .relaxed) { try core.checkSchemaGeneration(txn) }
                 let snapshot = Snapshot(store: self, transaction: txn)
                 defer { snapshot.end() }
                 return try body(snapshot)
@@ -111,6 +109,7 @@ public final class Store: Sendable {
         let result: R
         do {
             result = try core.environment.write { txn in
+                try core.checkSchemaGeneration(txn)
                 let transaction = Transaction(store: self, transaction: txn)
                 defer { transaction.end() }
                 let value = try body(transaction)
@@ -173,9 +172,13 @@ public final class Store: Sendable {
     /// Deletes the store in the folder at `directory`: its data and lock files, and the folder when nothing else
     /// is left in it. Deleting a store that does not exist does nothing.
     ///
-    /// - Throws: `StoreError.storeInUse` when a `Store` for the folder is open in this process.
+    /// - Throws: `StoreError.storeInUse` when a `Store` for the folder is open in this process or another one: deleting
+    ///   a file another process has mapped would split the store in two.
     public static func delete(at directory: URL) throws(StoreError) {
         guard !StoreCore.isOpen(directory) else { throw .storeInUse(path: directory.path, process: nil) }
+        if let process = try? Environment.openingProcess(path: directory.path) {
+            throw .storeInUse(path: directory.path, process: process)
+        }
         let files = FileManager.default
         for name in ["data.mdb", "lock.mdb"] {
             let file = directory.appendingPathComponent(name)

@@ -95,22 +95,38 @@ final class StoreCore: Sendable {
     static func open(
         directory: URL, configuration: Configuration, removeOnClose: Bool = false
     ) throws(StoreError) -> StoreCore {
+        try openReportingShared(directory: directory, configuration: configuration, removeOnClose: removeOnClose).core
+    }
+
+    /// The open core for `directory`, and whether another `Store` of this process was using it already.
+    static func openReportingShared(
+        directory: URL, configuration: Configuration, removeOnClose: Bool = false
+    ) throws(StoreError) -> (core: StoreCore, isShared: Bool) {
         let key = registryKey(directory)
-        return try registry.withLock { (entries) throws(StoreError) -> StoreCore in
+        return try registry.withLock { (entries) throws(StoreError) -> (StoreCore, Bool) in
             if let entry = entries[key] {
                 try configuration.checkCompatible(withOpen: entry.environment.options, path: directory.path)
-                if let core = entry.core { return core }
+                if let core = entry.core { return (core, true) }
                 let core = StoreCore(
                     environment: entry.environment, directory: directory, meta: entry.meta, registryKey: key)
                 entries[key] = RegistryEntry(
                     core: core, environment: entry.environment, meta: entry.meta, removeOnClose: entry.removeOnClose)
-                return core
+                return (core, false)
             }
             let (environment, meta) = try openEnvironment(at: directory, configuration: configuration)
             let core = StoreCore(environment: environment, directory: directory, meta: meta, registryKey: key)
             entries[key] = RegistryEntry(
                 core: core, environment: environment, meta: meta, removeOnClose: removeOnClose)
-            return core
+            return (core, false)
+        }
+    }
+
+    /// Closes the file now, for a core no `Store` has been given yet (opening is about to delete the store).
+    func closeUnshared() {
+        Self.registry.withLock { entries in
+            guard entries[registryKey]?.core === self else { return }
+            entries[registryKey] = nil
+            environment.close()
         }
     }
 

@@ -20,22 +20,14 @@ extension StoreCore {
     ///
     /// - Throws: `schemaVersionTooLow`, `migrationRequired`, `migrationFailed`, or the error of a step.
     func reconcile(_ configuration: Configuration, in txn: WriteTransaction) throws -> Reconciliation {
-        let storedVersion = try storedSchemaVersion(in: txn)
-        if let storedVersion, storedVersion > configuration.schemaVersion {
-            throw StoreError.schemaVersionTooLow(stored: storedVersion, requested: configuration.schemaVersion)
+        let opening = try openingPlan(for: configuration, in: txn)
+        let plans = opening.models
+        if let stored = opening.storedVersion, stored > configuration.schemaVersion {
+            throw StoreError.schemaVersionTooLow(stored: stored, requested: configuration.schemaVersion)
         }
-        let plans = try schemaPlans(for: configuration, in: txn)
-        let from = storedVersion ?? configuration.schemaVersion
-        let steps = configuration.migrations
-            .filter { $0.version > from && $0.version <= configuration.schemaVersion }
-            .sorted { $0.version < $1.version }
-        let changes = plans.flatMap(\.changes)
-        if steps.isEmpty, plans.contains(where: { !$0.changesNeedingMigration.isEmpty }) {
-            throw StoreError.migrationRequired(changes: changes)
-        }
-        let rewrites = !steps.isEmpty || plans.contains { $0.rewritesRecords || $0.formerName != nil }
-        if rewrites {
-            guard configuration.allowsMigration else { throw StoreError.migrationRequired(changes: changes) }
+        if !opening.unmigratedChanges.isEmpty { throw StoreError.migrationRequired(changes: opening.changes) }
+        if opening.rewritesRecords {
+            guard configuration.allowsMigration else { throw StoreError.migrationRequired(changes: opening.changes) }
             guard modelsByNameIsEmpty else {
                 throw StoreError.configurationConflict(
                     path: path,
@@ -44,7 +36,8 @@ extension StoreCore {
             }
         }
         var result = Reconciliation()
-        let migration = Migration(oldSchemaVersion: from, txn: txn, core: self)
+        let migration = Migration(
+            oldSchemaVersion: opening.storedVersion ?? configuration.schemaVersion, txn: txn, core: self)
         for plan in plans {
             if let formerName = plan.formerName { try moveModel(from: formerName, to: plan.name, in: txn) }
             guard plan.recordCount > 0, !plan.renamedFields.isEmpty || !plan.clearedFields.isEmpty else { continue }
@@ -53,7 +46,7 @@ extension StoreCore {
                 for field in plan.clearedFields { record.remove(field) }
             }
         }
-        for step in steps {
+        for step in opening.steps {
             migration.schemaVersion = step.version
             do {
                 try step.body(migration)
@@ -90,12 +83,12 @@ extension StoreCore {
                     }
                 }
         }
-        if storedVersion != configuration.schemaVersion {
+        if opening.storedVersion != configuration.schemaVersion {
             try txn.put(
                 meta, key: Self.versionKey,
                 value: withUnsafeBytes(of: Int64(configuration.schemaVersion).littleEndian, Array.init))
         }
-        if rewrites || derivedChanged {
+        if opening.rewritesRecords || derivedChanged {
             try txn.put(
                 meta, key: Self.generationKey,
                 value: withUnsafeBytes(of: (try storedGeneration(in: txn) &+ 1).littleEndian, Array.init))
@@ -103,8 +96,31 @@ extension StoreCore {
         return result
     }
 
+    /// What opening with a configuration would do: the schema changes, model by model, and the migration steps.
+    struct OpeningPlan {
+        let models: [ModelSchemaPlan]
+        let storedVersion: Int?
+        /// The steps above the stored version, up to the configuration's, in order.
+        let steps: [MigrationStep]
+
+        var changes: [SchemaChange] { models.flatMap(\.changes) }
+        /// Changes that need a migration when no step runs: opening refuses them.
+        var unmigratedChanges: [SchemaChange] { steps.isEmpty ? models.flatMap(\.changesNeedingMigration) : [] }
+        var rewritesRecords: Bool { !steps.isEmpty || models.contains { $0.rewritesRecords || $0.formerName != nil } }
+    }
+
+    /// What opening with `configuration` would change; reads only.
+    func openingPlan(for configuration: Configuration, in txn: ReadTransaction) throws -> OpeningPlan {
+        let storedVersion = try storedSchemaVersion(in: txn)
+        let from = storedVersion ?? configuration.schemaVersion
+        return OpeningPlan(
+            models: try schemaPlans(for: configuration, in: txn), storedVersion: storedVersion,
+            steps: configuration.migrations.filter { $0.version > from && $0.version <= configuration.schemaVersion }
+                .sorted { $0.version < $1.version })
+    }
+
     /// The changes opening with `configuration` would make, model by model.
-    func schemaPlans(for configuration: Configuration, in txn: ReadTransaction) throws -> [ModelSchemaPlan] {
+    private func schemaPlans(for configuration: Configuration, in txn: ReadTransaction) throws -> [ModelSchemaPlan] {
         try configuration.models.map { type in
             let captured = try type.capturedSchema()
             let declarations = type.declarations

@@ -1,0 +1,143 @@
+import Foundation
+import Testing
+
+@testable import Cellar
+
+@Suite("Schema capture")
+struct SchemaCaptureTests {
+    enum Kind: String, Codable { case dog, cat }
+    enum Size: Int, Codable, CaseIterable { case small = 1, large = 2 }
+
+    struct Address: Codable, Sendable {
+        var street: String
+        var zip: String?
+    }
+
+    struct Owner: Model {
+        var id: Int
+    }
+
+    struct Everything: Model {
+        var id: UUID
+        var name: String
+        var nickname: String?
+        var age: Int8
+        var weight: Double
+        var ratio: Float
+        var alive: Bool
+        var born: Date
+        var photo: Data
+        var homepage: URL?
+        var price: Decimal
+        var kind: Kind
+        var size: Size
+        var address: Address
+        var tags: [String]
+        var scores: [String: Int]
+        var visits: [Address]
+        var owner: Link<Owner>?
+        var friends: [Link<Owner>]
+    }
+
+    @Test func everyKindOfPropertyIsSeenWithItsOptionality() throws {
+        let schema = try Everything.capturedSchema()
+        let byName = Dictionary(uniqueKeysWithValues: schema.properties.map { ($0.name, $0) })
+        let expected: [(String, ValueShape, Bool)] = [
+            ("id", .uuid, false), ("name", .string, false), ("nickname", .string, true), ("age", .int, false),
+            ("weight", .double, false), ("ratio", .float, false), ("alive", .bool, false), ("born", .date, false),
+            ("photo", .data, false), ("homepage", .url, true), ("price", .decimal, false),
+            ("kind", .string, false), ("size", .int, false),
+            (
+                "address",
+                .object([
+                    PropertyShape(name: "street", shape: .string, isOptional: false),
+                    PropertyShape(name: "zip", shape: .string, isOptional: true),
+                ]), false
+            ),
+            ("tags", .list(.string), false), ("scores", .dictionary(.int), false),
+            (
+                "visits",
+                .list(
+                    .object([
+                        PropertyShape(name: "street", shape: .string, isOptional: false),
+                        PropertyShape(name: "zip", shape: .string, isOptional: true),
+                    ])), false
+            ),
+            ("owner", .link("Owner"), true), ("friends", .list(.link("Owner")), false),
+        ]
+        #expect(schema.properties.map(\.name) == expected.map(\.0))
+        for (name, shape, isOptional) in expected {
+            #expect(byName[name]?.shape == shape, "\(name)")
+            #expect(byName[name]?.isOptional == isOptional, "\(name)")
+        }
+    }
+
+    indirect enum Status: Codable, Sendable, SchemaSample {
+        case active
+        case banned(reason: String)
+        static var schemaSample: Status { .active }
+    }
+
+    struct Node: Model {
+        var id: Int
+        var children: [Child]
+        var status: Status
+    }
+
+    struct Child: Codable, Sendable {
+        var name: String
+        var children: [Child]
+        var parent: Box?
+    }
+
+    final class Box: Codable, Sendable {
+        let child: Child
+    }
+
+    @Test func recursiveTypesEndAndSamplesStandInForTypesThatRefusePlaceholders() throws {
+        let schema = try Node.capturedSchema()
+        #expect(schema.properties.map(\.name) == ["id", "children", "status"])
+        #expect(schema.property("status")?.shape == .opaque("Status"))
+        guard case .list(.object(let fields)) = schema.property("children")?.shape else {
+            Issue.record("children: \(String(describing: schema.property("children")))")
+            return
+        }
+        #expect(fields.map(\.name) == ["name", "children", "parent"])
+        #expect(fields[1].shape == .opaque("Array<Child>"))
+    }
+
+    struct Validating: Model {
+        var id: Int
+        var email: Email
+    }
+
+    struct Email: Codable, Sendable {
+        let address: String
+        init(from decoder: any Decoder) throws {
+            address = try decoder.singleValueContainer().decode(String.self)
+            guard address.contains("@") else {
+                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not an email"))
+            }
+        }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(address)
+        }
+    }
+
+    @Test func aTypeThatRefusesPlaceholdersIsAnErrorThatSaysWhatToDo() throws {
+        let folder = TemporaryFolder()
+        do {
+            _ = try folder.store([Validating.self])
+            Issue.record("opening succeeded")
+        } catch let error as StoreError {
+            guard case .invalidSchema(let model, let reason) = error else {
+                Issue.record("\(error)")
+                return
+            }
+            #expect(model == "Validating")
+            #expect(reason.contains("Email at 'email' refused them (not an email)"))
+            #expect(reason.contains("SchemaSample"))
+        }
+    }
+}
