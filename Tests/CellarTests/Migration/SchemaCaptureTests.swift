@@ -6,7 +6,10 @@ import Testing
 @Suite("Schema capture")
 struct SchemaCaptureTests {
     enum Kind: String, Codable { case dog, cat }
-    enum Size: Int, Codable, CaseIterable { case small = 1, large = 2 }
+    enum Size: Int, Codable, CaseIterable {
+        case small = 1
+        case large = 2
+    }
 
     struct Address: Codable, Sendable {
         var street: String
@@ -116,7 +119,8 @@ struct SchemaCaptureTests {
         init(from decoder: any Decoder) throws {
             address = try decoder.singleValueContainer().decode(String.self)
             guard address.contains("@") else {
-                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not an email"))
+                throw DecodingError.dataCorrupted(
+                    .init(codingPath: decoder.codingPath, debugDescription: "not an email"))
             }
         }
         func encode(to encoder: any Encoder) throws {
