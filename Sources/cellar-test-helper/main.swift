@@ -10,6 +10,9 @@
 //                                                 Cellar's page checks: what a reader would meet without them
 //   cellar-test-helper adopt <folder> <count>     insert puppies 1...count, each in its own transaction appended to
 //                                                 breeder 1's list, while the test deletes puppies from its process
+//   cellar-test-helper pets-v1 <folder> <count>   insert <count> pets of schema version 1 (`MigrationModels.swift`)
+//   cellar-test-helper migrate-v2 <folder>        open the pets with version 2, migrating them; print the count
+//   cellar-test-helper hold <folder>              open the store, print "open", and keep it open until stdin closes
 import Cellar
 import Foundation
 import LMDB
@@ -38,6 +41,22 @@ struct Breeder: Model {
 
 struct Puppy: Model {
     var id: Int
+}
+
+/// The pet of the migration tests (`MigrationModels.swift`) in schema versions 1 and 2.
+struct PetV1: Model {
+    var id: Int64 = 0
+    var name: String
+    var age: Int
+    static let schema = Schema<PetV1>(name: "Pet", autoIncrement: true)
+}
+
+struct PetV2: Model {
+    var id: Int64 = 0
+    var name: String
+    var age: Int
+    var color: String
+    static let schema = Schema<PetV2>(name: "Pet", autoIncrement: true)
 }
 
 func fail(_ message: String) -> Never {
@@ -115,6 +134,41 @@ case (4, "adopt"):
             }
         }
         print("ok")
+    } catch {
+        fail("\(error)")
+    }
+case (4, "pets-v1"):
+    guard let count = Int(arguments[3]) else { fail("usage: cellar-test-helper pets-v1 <folder> <count>") }
+    do {
+        let store = try Store(at: URL(fileURLWithPath: arguments[2]), configuration: .init(models: [PetV1.self]))
+        try store.write { tx in
+            for index in 0..<count { try tx.insert(PetV1(name: "pet \(index)", age: index % 10)) }
+        }
+        print("ok")
+    } catch {
+        fail("\(error)")
+    }
+case (3, "migrate-v2"):
+    do {
+        let migration = MigrationStep.to(2) { migration in
+            try migration.enumerateRecords(ofType: "Pet") { pet in
+                let age = try pet.value("age", as: Int.self) ?? 0
+                try pet.set("color", to: age < 5 ? "brown" : "grey")
+            }
+        }
+        let store = try Store(
+            at: URL(fileURLWithPath: arguments[2]),
+            configuration: .init(models: [PetV2.self], schemaVersion: 2, migrations: [migration]))
+        print("ok \(try store.count(PetV2.self))")
+    } catch {
+        fail("\(error)")
+    }
+case (3, "hold"):
+    do {
+        let store = try Store(at: URL(fileURLWithPath: arguments[2]), configuration: .init(models: []))
+        FileHandle.standardOutput.write(Data("open\n".utf8))
+        while readLine() != nil {}
+        withExtendedLifetime(store) {}
     } catch {
         fail("\(error)")
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Testing
 
 @testable import Cellar
 
@@ -59,6 +60,20 @@ func helperExecutable() throws -> URL {
         if FileManager.default.isExecutableFile(atPath: url.path) { return url }
     }
     throw CocoaError(.fileNoSuchFile)
+}
+
+/// Runs `cellar-test-helper` with `arguments` and returns what it printed, once it has exited with status 0.
+func helperOutput(_ arguments: [String]) throws -> String {
+    let helper = Process()
+    helper.executableURL = try helperExecutable()
+    helper.arguments = arguments
+    let output = Pipe()
+    helper.standardOutput = output
+    try helper.run()
+    let printed = output.fileHandleForReading.readDataToEndOfFile()
+    helper.waitUntilExit()
+    #expect(helper.terminationStatus == 0, "cellar-test-helper \(arguments.joined(separator: " "))")
+    return String(decoding: printed, as: UTF8.self)
 }
 
 /// Whether the long torture runs were asked for (`CELLAR_TORTURE=long swift test --filter Torture`).

@@ -75,8 +75,8 @@ public enum SchemaChange: Hashable, Sendable, CustomStringConvertible {
         case .modelAdded(let model): "Class '\(model)' has been added."
         case .modelRenamed(let from, let to): "Class '\(from)' has been renamed to '\(to)'."
         case .propertyAdded(let model, let property, let kind, let isOptional, let hasDefault):
-            "Property '\(model).\(property)' has been added."
-                + (isOptional ? "" : hasDefault ? " (required, with a default)" : " (required, type '\(kind)')")
+            "Property '\(model).\(property)' has been added"
+                + (isOptional ? "." : hasDefault ? " (required, with a default)." : " (required, type '\(kind)').")
         case .propertyRemoved(let model, let property): "Property '\(model).\(property)' has been removed."
         case .propertyRenamed(let model, let from, let to):
             "Property '\(model).\(from)' has been renamed to '\(to)'."
