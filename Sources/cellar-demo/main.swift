@@ -54,6 +54,42 @@ enum Family {
     static let models: [any Model.Type] = [Person.self, Dog.self, Breeder.self, Vet.self]
 }
 
+/// The migration story's pet as three app versions ship it; each Swift type is stored as "Pet".
+enum Shelter {
+    struct PetV1: Model {
+        var id: Int64 = 0
+        var name: String
+        var age: Int
+        static let schema = Schema<PetV1>(name: "Pet", autoIncrement: true)
+    }
+
+    /// Version 2 adds a required color: old records have none, so a migration computes it.
+    struct PetV2: Model {
+        var id: Int64 = 0
+        var name: String
+        var age: Int
+        var color: String
+        static let schema = Schema<PetV2>(name: "Pet", autoIncrement: true)
+    }
+
+    /// Version 3 renames `name` to `fullName` and indexes the color: declared in the schema, no migration step.
+    struct PetV3: Model {
+        var id: Int64 = 0
+        var fullName: String
+        var age: Int
+        var color: String
+        static let schema = Schema<PetV3>(name: "Pet", autoIncrement: true, indexes: [.index(\.color)])
+            .property(\.fullName, renamedFrom: "name")
+    }
+
+    static let toVersion2 = MigrationStep.to(2) { migration in
+        try migration.enumerateRecords(ofType: "Pet") { pet in
+            let age = try pet.value("age", as: Int.self) ?? 0
+            try pet.set("color", to: age < 5 ? "brown" : "grey")
+        }
+    }
+}
+
 func heading(_ title: String) { print("\n== \(title)") }
 func say(_ line: String) { print("   \(line)") }
 
@@ -243,6 +279,46 @@ do {
     } catch {
         say("deleting Taro, whom Dr. Sato is treating, was refused: \(error)")
     }
+
+    heading("A changed model: an error in words, then a migration")
+    let shelter = folder.appendingPathComponent("shelter")
+    do {
+        let version1 = try Store(at: shelter, configuration: .init(models: [Shelter.PetV1.self]))
+        try version1.write { tx in
+            for (name, age) in [("Mugi", 2), ("Sora", 7), ("Kuro", 4)] {
+                try tx.insert(Shelter.PetV1(name: name, age: age))
+            }
+        }
+        say("app version 1 stored 3 pets")
+    }
+    do {
+        _ = try Store(at: shelter, configuration: .init(models: [Shelter.PetV2.self]))
+    } catch {
+        say("version 2 adds a required color and forgets to migrate. Realm's try! Realm() would crash; Cellar throws:")
+        for line in "\(error)".split(separator: "\n") { say("  \(line)") }
+    }
+    let version2 = Configuration(models: [Shelter.PetV2.self], schemaVersion: 2, migrations: [Shelter.toVersion2])
+    let pending = try Store.pendingChanges(at: shelter, configuration: version2)
+    say(
+        "with schemaVersion 2 and a step, pendingChanges says: run steps \(pending.migrationSteps), rewrite records: "
+            + "\(pending.rewritesRecords) (time to show \"Updating…\")")
+    do {
+        let store = try Store(at: shelter, configuration: version2)
+        say(
+            "migrated in one transaction: "
+                + (try store.objects(Shelter.PetV2.self).results()).map { "\($0.name) is \($0.color)" }
+                .joined(separator: ", "))
+    }
+    let version3 = Configuration(models: [Shelter.PetV3.self], schemaVersion: 3, migrations: [Shelter.toVersion2])
+    say(
+        "version 3 renames name to fullName in its Schema: "
+            + (try Store.pendingChanges(at: shelter, configuration: version3)).changes.map(\.description).joined(
+                separator: " "))
+    let renamed = try Store(at: shelter, configuration: version3)
+    let grey = renamed.objects(Shelter.PetV3.self).where(\.color == "grey")
+    say("grey pets: \((try grey.results()).map(\.fullName).joined(separator: ", ")) (\(try grey.explain()))")
+    let next = try renamed.write { tx in try tx.insert(Shelter.PetV3(fullName: "Hana", age: 1, color: "white")).id }
+    say("the id sequence survived both migrations: Hana is #\(next)")
 
     heading("Async writes run on the store's writer queue")
     let ids = try await withThrowingTaskGroup(of: Int64.self) { group in

@@ -120,10 +120,9 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible, Loca
         case .migrationRequired(let changes):
             "Migration is required due to the following errors:\n"
                 + changes.map { "- \($0)" }.joined(separator: "\n")
-                + "\nRaise Configuration.schemaVersion and add a MigrationStep to it that converts the records, declare "
-                + "renames and defaults in the model's Schema, or set deleteStoreIfMigrationNeeded to start empty. "
-                + "(A configuration with allowsMigration false gets this error for any migration: let the app open "
-                + "the store first.)"
+                + "\nRaise Configuration.schemaVersion and add a MigrationStep for it, declare renames and defaults in "
+                + "the model's Schema, or set deleteStoreIfMigrationNeeded to start empty. An app extension opened with "
+                + "allowsMigration false gets this error until the app has opened the store."
         case .migrationFailed(let version, let reason):
             "The migration to schema version \(version) failed: \(reason). Nothing was written: the store keeps its "
                 + "previous version and opens with the previous models."
