@@ -283,4 +283,5 @@ let benchmarks: @Sendable () -> Void = {
 
     queryBenchmarks()
     relationBenchmarks()
+    migrationBenchmarks()
 }

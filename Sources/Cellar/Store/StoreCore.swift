@@ -200,10 +200,9 @@ final class StoreCore: Sendable {
                 var names: Set<String> = []
                 let registered = Set(configuration.models.map { ObjectIdentifier($0) })
                 do {
-                    for type in configuration.models {
+                    for (type, plan) in zip(configuration.models, reconciliation.models) {
                         let info = try register(
-                            type, registered: registered, rebuild: reconciliation.rebuild.contains(type.storedName),
-                            in: txn)
+                            type, registered: registered, rebuild: reconciliation.rebuild.contains(plan.name), in: txn)
                         guard names.insert(info.name).inserted else {
                             throw StoreError.duplicateModelName(model: info.name)
                         }
@@ -254,7 +253,7 @@ final class StoreCore: Sendable {
         let records = try txn.createDatabase(named: "r/\(name)")
         let dictionary = try storedDictionary(name, in: txn)
         let (indexes, backlinks) = try openDerivedDatabases(
-            of: M.self, records: records, dictionary: dictionary, rebuild: rebuild, in: txn)
+            of: schema, records: records, dictionary: dictionary, rebuild: rebuild, in: txn)
         return ModelInfo(
             name: name, records: records, indexes: indexes,
             links: zip(schema.links, backlinks).enumerated().map { position, pair in
@@ -300,12 +299,13 @@ final class StoreCore: Sendable {
     /// and deletes the databases of indexes and links the schema no longer declares. The list of a model's derived
     /// databases is kept in `_meta` under `indexes/<Model>`.
     private func openDerivedDatabases<M: Model>(
-        of type: M.Type, records: Database, dictionary: KeyDictionary, rebuild: Bool, in txn: WriteTransaction
+        of schema: Schema<M>, records: Database, dictionary: KeyDictionary, rebuild: Bool, in txn: WriteTransaction
     ) throws -> (indexes: [Database], links: [Database]) {
-        let model = M.schema.name
+        // `schema` is read once by the caller: a computed `schema` rebuilds its key paths' names on every access.
+        let model = schema.name
         let listKey = Array("indexes/\(model)".utf8)
-        let indexNames = M.schema.indexes.map { $0.databaseName(model: model) }
-        let linkNames = M.schema.links.map { $0.databaseName(model: model) }
+        let indexNames = schema.indexes.map { $0.databaseName(model: model) }
+        let linkNames = schema.links.map { $0.databaseName(model: model) }
         let declared = indexNames + linkNames
         let stored =
             try txn.get(meta, key: listKey).map { String(decoding: $0, as: UTF8.self) }
@@ -327,9 +327,9 @@ final class StoreCore: Sendable {
         // A rebuild with no derived databases still decodes every record: that is what checks a migration.
         if isNew.contains(true) || rebuild {
             try build(
-                M.self, records: records, dictionary: dictionary, in: txn,
-                indexes: zip(M.schema.indexes, zip(indexes, isNew)).filter(\.1.1).map { ($0.0, $0.1.0) },
-                links: zip(M.schema.links, zip(links, isNew[indexNames.count...])).filter(\.1.1).map {
+                model: model, records: records, dictionary: dictionary, in: txn,
+                indexes: zip(schema.indexes, zip(indexes, isNew)).filter(\.1.1).map { ($0.0, $0.1.0) },
+                links: zip(schema.links, zip(links, isNew[indexNames.count...])).filter(\.1.1).map {
                     ($0.0, $0.1.0)
                 })
         }
@@ -341,10 +341,9 @@ final class StoreCore: Sendable {
 
     /// Fills new index and backlink databases from the stored records.
     private func build<M: Model>(
-        _ type: M.Type, records: Database, dictionary: KeyDictionary, in txn: WriteTransaction,
+        model: String, records: Database, dictionary: KeyDictionary, in txn: WriteTransaction,
         indexes: [(Index<M>, Database)], links: [(Relationship<M>, Database)]
     ) throws {
-        let model = M.schema.name
         let decoder = RecordDecoder()
         let writer = IndexWriter(model: model, core: self)
         try txn.walk(records) { entry in

@@ -9,6 +9,8 @@ extension StoreCore {
 
     /// What reconciling the stored schema with a configuration did, for the opening that follows.
     struct Reconciliation {
+        /// What was compared, model by model, in the configuration's order.
+        var models: [ModelSchemaPlan]
         /// Models whose records were rewritten or must be converted: their indexes and backlinks are rebuilt and
         /// every record decoded.
         var rebuild: Set<String> = []
@@ -35,7 +37,7 @@ extension StoreCore {
                         + "would misread; release them before opening it with the new models")
             }
         }
-        var result = Reconciliation()
+        var result = Reconciliation(models: plans)
         let migration = Migration(
             oldSchemaVersion: opening.storedVersion ?? configuration.schemaVersion, txn: txn, core: self)
         for plan in plans {
@@ -58,7 +60,8 @@ extension StoreCore {
             result.migratedTo = step.version
         }
         for (plan, type) in zip(plans, configuration.models) where plan.recordCount > 0 && !plan.filledFields.isEmpty {
-            try fillDefaults(plan.filledFields, of: plan.name, declarations: type.declarations, migration: migration)
+            try fillDefaults(
+                plan.filledFields, of: plan.name, declarations: try type.captured().declarations, migration: migration)
         }
         try migration.finish()
         result.rebuild = migration.touchedModels
@@ -72,8 +75,8 @@ extension StoreCore {
             }
         }
         var derivedChanged = false
-        for plan in plans {
-            try storeSchema(plan.schema, in: txn)
+        for (plan, type) in zip(plans, configuration.models) {
+            try storeSchema(plan, encoded: try type.captured().bytes, in: txn)
             derivedChanged =
                 derivedChanged
                 || plan.changes.contains {
@@ -122,18 +125,25 @@ extension StoreCore {
     /// The changes opening with `configuration` would make, model by model.
     private func schemaPlans(for configuration: Configuration, in txn: ReadTransaction) throws -> [ModelSchemaPlan] {
         try configuration.models.map { type in
-            let captured = try type.capturedSchema()
-            let declarations = type.declarations
+            let (captured, capturedBytes, declarations) = try type.captured()
             var stored: (schema: ModelSchema, name: String)?
-            for name in [captured.name] + declarations.formerNames {
-                if let schema = try storedSchema(name, in: txn) {
-                    stored = (schema, name)
-                    break
+            if let bytes = try txn.get(meta, key: Array("schema/\(captured.name)".utf8)),
+                bytes.equals(capturedBytes)
+            {
+                // Unchanged, the case of nearly every opening: found by comparing bytes, without decoding them.
+                stored = (captured, captured.name)
+            } else {
+                for name in [captured.name] + declarations.formerNames {
+                    if let schema = try storedSchema(name, in: txn) {
+                        stored = (schema, name)
+                        break
+                    }
                 }
             }
             let records = try txn.openDatabase(named: "r/\(stored?.name ?? captured.name)")
             return ModelSchemaPlan(
-                captured: captured, declarations: declarations, stored: stored?.schema, storedUnder: stored?.name,
+                captured: captured, declarations: declarations, stored: stored?.schema,
+                retired: try stored.map { try retiredProperties($0.name, in: txn) } ?? [], storedUnder: stored?.name,
                 hasRecordsDatabase: records != nil, recordCount: try records.map { try txn.statistics($0).entries } ?? 0
             )
         }
@@ -176,13 +186,29 @@ extension StoreCore {
         }
     }
 
-    private func storeSchema(_ schema: ModelSchema, in txn: WriteTransaction) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        let bytes = Array(try encoder.encode(schema))
-        let key = Array("schema/\(schema.name)".utf8)
-        if let stored = try txn.get(meta, key: key), stored.elementsEqual(bytes) { return }
-        try txn.put(meta, key: key, value: bytes)
+    /// The properties removed from the model stored as `name` whose values may remain in its records.
+    private func retiredProperties(_ name: String, in txn: ReadTransaction) throws -> [PropertyShape] {
+        guard let stored = try txn.get(meta, key: Array("retired/\(name)".utf8)) else { return [] }
+        do {
+            return try JSONDecoder().decode([PropertyShape].self, from: Data(stored))
+        } catch {
+            throw StoreError.corruptedFile(path: path, reason: "the removed properties of \(name) are damaged")
+        }
+    }
+
+    /// Stores the plan's schema (already encoded) and removed properties, writing only what differs.
+    private func storeSchema(_ plan: ModelSchemaPlan, encoded: [UInt8], in txn: WriteTransaction) throws {
+        let key = Array("schema/\(plan.name)".utf8)
+        if try txn.get(meta, key: key)?.equals(encoded) != true { try txn.put(meta, key: key, value: encoded) }
+        let retiredKey = Array("retired/\(plan.name)".utf8)
+        if plan.retired.isEmpty {
+            _ = try txn.delete(meta, key: retiredKey)
+        } else {
+            let bytes = Array(try ModelSchema.encoder.encode(plan.retired))
+            if try txn.get(meta, key: retiredKey)?.equals(bytes) != true {
+                try txn.put(meta, key: retiredKey, value: bytes)
+            }
+        }
     }
 
     /// Moves a renamed model's records, key dictionary and sequence to its new name; its old indexes and backlinks
@@ -220,6 +246,10 @@ extension StoreCore {
             _ = try txn.delete(meta, key: listKey)
         }
         _ = try txn.delete(meta, key: Array("schema/\(formerName)".utf8))
+        if let retired = try txn.get(meta, key: Array("retired/\(formerName)".utf8)).map(Array.init) {
+            try txn.put(meta, key: Array("retired/\(name)".utf8), value: retired)
+            _ = try txn.delete(meta, key: Array("retired/\(formerName)".utf8))
+        }
     }
 
     /// Writes each declared default into every record that lacks the field.
@@ -265,10 +295,29 @@ extension StoreCore {
 
 extension Model {
     /// The model's schema as opening compares it: captured once per process, as a type cannot change while it runs.
-    static func capturedSchema() throws(StoreError) -> ModelSchema {
+    static func capturedSchema() throws(StoreError) -> ModelSchema { try captured().schema }
+
+    /// The captured schema, as stored (encoded), and the changes the `Schema` declares: found once per process.
+    static func captured() throws(StoreError) -> CapturedSchema {
         let identity = ObjectIdentifier(Self.self)
         if let known = capturedSchemas.withLock({ $0[identity] }) { return known }
-        let schema = Self.schema
+        let declared = Self.schema
+        let schema = try captureSchema(declared)
+        let bytes: [UInt8]
+        do {
+            bytes = Array(try ModelSchema.encoder.encode(schema))
+        } catch {
+            throw .invalidSchema(model: schema.name, reason: "its captured schema could not be encoded: \(error)")
+        }
+        let captured = (schema, bytes, declared.declarations)
+        capturedSchemas.withLock { $0[identity] = captured }
+        return captured
+    }
+
+    /// Captures the model's schema, as the first opening in a process does.
+    static func captureSchema() throws(StoreError) -> ModelSchema { try captureSchema(Self.schema) }
+
+    private static func captureSchema(_ schema: Schema<Self>) throws(StoreError) -> ModelSchema {
         let properties: [PropertyShape]
         do {
             properties = try SchemaCapture.properties(of: Self.self)
@@ -280,15 +329,35 @@ extension Model {
                     + "Make \(error.type) CaseIterable if it is an enum, or conform it to SchemaSample with any valid "
                     + "value")
         }
-        let captured = ModelSchema(
+        return ModelSchema(
             name: schema.name, properties: properties,
             indexes: schema.indexes.map { ($0.isUnique ? "unique " : "") + $0.name },
             links: schema.links.map { $0.rulesDescription }, autoIncrement: schema.sequence != nil)
-        capturedSchemas.withLock { $0[identity] = captured }
-        return captured
     }
 
-    static var declarations: SchemaDeclarations { schema.declarations }
 }
 
-private let capturedSchemas = Mutex<[ObjectIdentifier: ModelSchema]>([:])
+typealias CapturedSchema = (schema: ModelSchema, bytes: [UInt8], declarations: SchemaDeclarations)
+
+private let capturedSchemas = Mutex<[ObjectIdentifier: CapturedSchema]>([:])
+
+extension ModelSchema {
+    /// The stored form: JSON with sorted keys, so that equal schemas have equal bytes and `mdb_dump` shows them.
+    static var encoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }
+}
+
+/// For Cellar's benchmarks: what the first opening in a process spends on schemas before it reads the file, captured
+/// without the per-process cache and encoded as stored. Returns the number of properties found.
+@_spi(Benchmarks) public func captureSchemasUncached(_ models: [any Model.Type]) throws -> Int {
+    var properties = 0
+    for type in models {
+        let schema = try type.captureSchema()
+        _ = try ModelSchema.encoder.encode(schema)
+        properties += schema.properties.count
+    }
+    return properties
+}

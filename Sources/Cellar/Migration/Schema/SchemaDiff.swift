@@ -16,6 +16,9 @@ struct ModelSchemaPlan {
     let filledFields: [String]
     /// The schema to store once opening succeeds.
     let schema: ModelSchema
+    /// Properties removed from the model whose values untouched records may still hold, with the shape they had: a
+    /// property added again with another shape must not read them.
+    let retired: [PropertyShape]
     /// How many records the model has: a change that needs a migration needs none while there are no records.
     let recordCount: Int
 
@@ -36,8 +39,8 @@ struct ModelSchemaPlan {
     ///   - hasRecordsDatabase: whether the file has a records database for the model. A file written before schemas
     ///     were stored has records and no schema: the captured schema is taken as it is.
     init(
-        captured: ModelSchema, declarations: SchemaDeclarations, stored: ModelSchema?, storedUnder: String?,
-        hasRecordsDatabase: Bool, recordCount: Int
+        captured: ModelSchema, declarations: SchemaDeclarations, stored: ModelSchema?, retired: [PropertyShape],
+        storedUnder: String?, hasRecordsDatabase: Bool, recordCount: Int
     ) {
         name = captured.name
         self.recordCount = recordCount
@@ -48,6 +51,7 @@ struct ModelSchemaPlan {
             clearedFields = []
             filledFields = []
             schema = captured
+            self.retired = retired
             return
         }
         var changes: [SchemaChange] = []
@@ -61,7 +65,7 @@ struct ModelSchemaPlan {
             renamed.append((from, to))
             changes.append(.propertyRenamed(model: name, from: from, to: to))
         }
-        var retired = stored.retired
+        var retired = retired
         var cleared: [String] = []
         var filled: [String] = []
         for property in captured.properties {
@@ -105,9 +109,8 @@ struct ModelSchemaPlan {
         renamedFields = renamed
         clearedFields = cleared
         filledFields = filled
-        var schema = captured
-        schema.retired = retired
-        self.schema = schema
+        schema = captured
+        self.retired = retired
     }
 
     /// The changes between two versions of one property, nested fields included.

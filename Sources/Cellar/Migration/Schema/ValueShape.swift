@@ -69,7 +69,8 @@ struct PropertyShape: Hashable, Sendable, Codable {
 }
 
 /// A model's schema as stored in `_meta` under `schema/<Model>`: what the store compares with the model at each
-/// opening.
+/// opening. Its removed properties are kept apart, under `retired/<Model>`, so that an unchanged model is found by
+/// comparing bytes.
 struct ModelSchema: Hashable, Sendable, Codable {
     /// The stored name of the model.
     var name: String
@@ -81,9 +82,6 @@ struct ModelSchema: Hashable, Sendable, Codable {
     var links: [String]
     /// Whether ids come from the model's sequence.
     var autoIncrement: Bool
-    /// Properties removed from the model whose values untouched records may still hold, with the shape they had:
-    /// a property added again with another shape must not read them.
-    var retired: [PropertyShape] = []
 
     func property(_ name: String) -> PropertyShape? { properties.first { $0.name == name } }
 }
