@@ -192,6 +192,15 @@ struct MigrationTests {
         #expect(try store.verifyIntegrity().isConsistent)
     }
 
+    @Test func idsAMigrationWritesMoveTheSequencePastThem() throws {
+        try fillVersion1()
+        var configuration = petConfiguration(2)
+        configuration.migrations.append(
+            .to(2) { migration in try migration.insert(V2.Pet(id: 100, name: "imported", age: 1, color: "red")) })
+        let store = try Store(at: folder.url, configuration: configuration)
+        #expect(try store.write { tx in try tx.insert(V2.Pet(name: "next", age: 2, color: "red")).id } == 101)
+    }
+
     @Test func anAppExtensionThatMayNotMigrateGetsTheErrorAndChangesNothing() throws {
         try fillVersion1()
         var configuration = petConfiguration(2)
