@@ -82,12 +82,21 @@ final class RecordDecoder {
     func decode<T: Decodable>(
         _ type: T.Type, from bytes: UnsafeRawBufferPointer, dictionary: KeyDictionary
     ) throws -> T {
-        guard !state.pointee.busy else { return try Self.decode(type, from: bytes, dictionary: dictionary) }
         guard bytes.first == RecordFormat.version else {
             throw DecodingError.dataCorrupted(
                 .init(
                     codingPath: [],
                     debugDescription: "the record does not start with format version \(RecordFormat.version)"))
+        }
+        return try decode(type, from: bytes, at: 1, dictionary: dictionary)
+    }
+
+    /// Decodes the one value that starts at `offset` of `bytes` (a field of a record, as migrations read it).
+    func decode<T: Decodable>(
+        _ type: T.Type, from bytes: UnsafeRawBufferPointer, at offset: Int, dictionary: KeyDictionary
+    ) throws -> T {
+        guard !state.pointee.busy else {
+            return try RecordDecoder().decode(type, from: bytes, at: offset, dictionary: dictionary)
         }
         state.pointee.busy = true
         state.pointee.generation &+= 1
@@ -101,7 +110,7 @@ final class RecordDecoder {
             state.pointee.bytes = UnsafeRawBufferPointer(start: nil, count: 0)
             state.pointee.busy = false
         }
-        return try decodeValue(type, at: 1, key: noKey)
+        return try decodeValue(type, at: offset, key: noKey)
     }
 
     // MARK: Values

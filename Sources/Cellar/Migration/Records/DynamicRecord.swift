@@ -45,11 +45,10 @@ public struct DynamicRecord {
     /// - Throws: `StoreError.decodingFailed` when the stored value cannot be read as `T`.
     public func value<T: Decodable>(_ field: String, as type: T.Type = T.self) throws(StoreError) -> T? {
         guard let position = fields.index(of: field, in: context.dictionary) else { return nil }
-        let value = fields.fields[position].value
-        if value.first == RecordFormat.ValueType.null.rawValue { return nil }
+        if fields.valueType(at: position) == RecordFormat.ValueType.null.rawValue { return nil }
         do {
-            return try ([RecordFormat.version] + value).withUnsafeBytes { bytes in
-                try context.decoder.decode(T.self, from: bytes, dictionary: context.dictionary)
+            return try fields.withValue(at: position) { bytes, offset in
+                try context.decoder.decode(T.self, from: bytes, at: offset, dictionary: context.dictionary)
             }
         } catch let error as DecodingError {
             throw StoreError(error, model: model, id: id).at(field)
@@ -88,15 +87,15 @@ public struct DynamicRecord {
         let encoded = try context.encodeField(value)
         isEdited = true
         if let position = fields.index(of: field, in: context.dictionary) {
-            fields.fields[position].value = encoded
+            fields.fields[position].value = .new(encoded)
         } else {
-            fields.fields.append(.init(key: .tag(context.tag(for: field)), value: encoded))
+            fields.fields.append(.init(key: .tag(context.tag(for: field)), value: .new(encoded)))
         }
     }
 
     /// Adds a field whose value is already encoded.
     mutating func append(_ field: String, encoded value: [UInt8]) {
-        fields.fields.append(.init(key: .tag(context.tag(for: field)), value: value))
+        fields.fields.append(.init(key: .tag(context.tag(for: field)), value: .new(value)))
         isEdited = true
     }
 

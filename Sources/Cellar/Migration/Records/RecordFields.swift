@@ -1,5 +1,6 @@
-/// The top-level fields of a stored record, each kept as its encoded bytes: what migrations edit without the model's
-/// Swift type. Renaming, removing or adding a field touches only the bytes of that field.
+/// The top-level fields of a stored record, as migrations edit them without the model's Swift type: one copy of the
+/// record's bytes, each field a range of it until it is set anew. Renaming, removing or adding a field touches only
+/// that field; the others are copied through as they were.
 struct RecordFields {
     /// How an entry names its field: a tag of the model's key dictionary, or an inline name (dictionaries only).
     enum Key: Equatable {
@@ -8,20 +9,36 @@ struct RecordFields {
         case integer(Int)
     }
 
-    struct Field {
-        var key: Key
-        /// The encoded value, type byte first.
-        var value: [UInt8]
+    /// A field's encoded value, type byte first: where it lies in the stored record, or new bytes.
+    enum Value {
+        case stored(Range<Int>)
+        case new([UInt8])
     }
 
+    struct Field {
+        var key: Key
+        var value: Value
+    }
+
+    /// The record's bytes as read.
+    private let original: [UInt8]
     var fields: [Field]
 
     struct Damaged: Error {}
 
-    init() { fields = [] }
+    init() {
+        original = []
+        fields = []
+    }
 
     /// Parses a record: the format byte, then a keyed container. Damaged bytes throw, never read past the end.
     init(record bytes: UnsafeRawBufferPointer) throws(Damaged) {
+        original = Array(bytes)
+        // Parsed from the caller's bytes: the same as `original`, without a closure that would lose the error type.
+        fields = try Self.parse(bytes)
+    }
+
+    private static func parse(_ bytes: UnsafeRawBufferPointer) throws(Damaged) -> [Field] {
         var reader = ByteReader(bytes)
         do {
             guard try reader.byte() == RecordFormat.version, try reader.byte() == RecordFormat.ValueType.keyed.rawValue
@@ -47,35 +64,55 @@ struct RecordFields {
                 }
                 let start = entries.offset
                 try entries.skipValue()
-                fields.append(Field(key: key, value: Array(bytes[start..<entries.offset])))
+                fields.append(Field(key: key, value: .stored(start..<entries.offset)))
             }
-            self.fields = fields
+            return fields
         } catch {
             throw Damaged()
         }
     }
 
+    /// Hands `body` the bytes holding the value at `position` and the offset of its type byte there.
+    func withValue<R>(at position: Int, _ body: (UnsafeRawBufferPointer, Int) throws -> R) rethrows -> R {
+        switch fields[position].value {
+        case .stored(let range): try original.withUnsafeBytes { try body($0, range.lowerBound) }
+        case .new(let bytes): try bytes.withUnsafeBytes { try body($0, 0) }
+        }
+    }
+
+    /// The type byte of the value at `position`.
+    func valueType(at position: Int) -> UInt8? {
+        switch fields[position].value {
+        case .stored(let range): original[range.lowerBound]
+        case .new(let bytes): bytes.first
+        }
+    }
+
     /// The record's bytes.
     var serialized: [UInt8] {
-        var entries: [UInt8] = []
+        var bytes: [UInt8] = [RecordFormat.version, RecordFormat.ValueType.keyed.rawValue]
+        bytes.reserveCapacity(original.count + 64)
+        bytes.append(contentsOf: repeatElement(0, count: RecordFormat.containerHeaderSize))
         for field in fields {
             switch field.key {
-            case .tag(let tag): Varint.append(UInt64(tag) << 1, to: &entries)
+            case .tag(let tag): Varint.append(UInt64(tag) << 1, to: &bytes)
             case .inline(let name):
-                Varint.append(UInt64(name.utf8.count) << 2 | 1, to: &entries)
-                entries.append(contentsOf: name.utf8)
+                Varint.append(UInt64(name.utf8.count) << 2 | 1, to: &bytes)
+                bytes.append(contentsOf: name.utf8)
             case .integer(let value):
-                Varint.append(3, to: &entries)
-                let zigzag = UInt64(bitPattern: Int64(value) << 1 ^ Int64(value) >> 63)
-                Varint.append(zigzag, to: &entries)
+                Varint.append(3, to: &bytes)
+                Varint.append(UInt64(bitPattern: Int64(value) << 1 ^ Int64(value) >> 63), to: &bytes)
             }
-            entries.append(contentsOf: field.value)
+            switch field.value {
+            case .stored(let range): bytes.append(contentsOf: original[range])
+            case .new(let value): bytes.append(contentsOf: value)
+            }
         }
-        var bytes: [UInt8] = [RecordFormat.version, RecordFormat.ValueType.keyed.rawValue]
-        bytes.reserveCapacity(entries.count + 10)
-        withUnsafeBytes(of: UInt32(entries.count).littleEndian) { bytes.append(contentsOf: $0) }
-        withUnsafeBytes(of: UInt32(fields.count).littleEndian) { bytes.append(contentsOf: $0) }
-        bytes.append(contentsOf: entries)
+        let payload = bytes.count - 2 - RecordFormat.containerHeaderSize
+        bytes.withUnsafeMutableBytes { raw in
+            raw.storeBytes(of: UInt32(truncatingIfNeeded: payload).littleEndian, toByteOffset: 2, as: UInt32.self)
+            raw.storeBytes(of: UInt32(truncatingIfNeeded: fields.count).littleEndian, toByteOffset: 6, as: UInt32.self)
+        }
         return bytes
     }
 
