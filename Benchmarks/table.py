@@ -25,9 +25,11 @@ def read_run(text):
 runs = [read_run(open(path).read()) for path in sys.argv[1:]] or [read_run(sys.stdin.read())]
 p50 = {name: statistics.median(run[name] for run in runs if name in run) for name in runs[0]}
 
+WHOLE = ("query", "open", "capture")
+
 def count(task):
-    # A query task measures whole queries; the others count the records they handle.
-    return 1 if task.startswith("query") else int(re.search(r"(\d+)", task).group(1))
+    # Queries, openings and captures are counted whole; the others count the records they handle.
+    return 1 if task.startswith(WHOLE) else int(re.search(r"(\d+)", task).group(1))
 
 tasks = []
 for name in p50:
@@ -37,7 +39,10 @@ for name in p50:
 
 def row(task):
     def rate(engine):
-        seconds = p50.get(f"{task}: {engine}")
+        name = f"{task}: {engine}"
+        if name not in p50:
+            return "absent"
+        seconds = p50[name]
         return count(task) / seconds if seconds else None
 
     def ratio(engine):
@@ -48,22 +53,31 @@ def row(task):
         return statistics.median(ratios) if ratios else None
 
     cellar, raw = rate("Cellar"), rate("raw LMDB")
-    grdb_rows = [(engine, rate(engine)) for engine in ("GRDB", "GRDB fetchOne", "GRDB cached statement") if rate(engine)]
+    grdb_rows = [
+        (engine, rate(engine)) for engine in ("GRDB", "GRDB fetchOne", "GRDB cached statement")
+        if rate(engine) != "absent"
+    ]
     def fmt(r):
+        if r == "absent":
+            return "—"
         if r is None:
             return "(below the clock's resolution)"
         if r >= 1e6:
             return f"{r / 1e6:.2f}M/s"
         return f"{r / 1e3:.0f}k/s" if r >= 1e4 else f"{r:,.0f}/s"
-    grdb_cell = "<br>".join(f"{fmt(r)}{' (' + e[5:] + ')' if e != 'GRDB' else ''}" for e, r in grdb_rows)
+    grdb_cell = "<br>".join(f"{fmt(r)}{' (' + e[5:] + ')' if e != 'GRDB' else ''}" for e, r in grdb_rows) or "—"
     def times(r, digits):
         return "—" if r is None else f"{r:.{digits}f}×"
-    vs_grdb = "<br>".join(times(ratio(e), 1) for e, _ in grdb_rows)
+    vs_grdb = "<br>".join(times(ratio(e), 1) for e, _ in grdb_rows) or "—"
     return f"| {task} | {fmt(cellar)} | {fmt(raw)} | {grdb_cell} | {vs_grdb} | {times(ratio('raw LMDB'), 2)} |"
 
 header = "| operation | Cellar | raw LMDB | GRDB | Cellar vs GRDB | Cellar vs raw LMDB |\n| --- | ---: | ---: | ---: | ---: | ---: |"
-for group, unit in ((False, "records per second"), (True, "queries per second")):
-    chosen = [task for task in tasks if task.startswith("query") == group]
+def group(task):
+    return "queries" if task.startswith("query") else "whole" if task.startswith(WHOLE) else "records"
+
+for kind, unit in (("records", "records per second"), ("queries", "queries per second"),
+                   ("whole", "operations per second")):
+    chosen = [task for task in tasks if group(task) == kind]
     if not chosen:
         continue
     print(f"\n{unit}:\n\n{header}")
