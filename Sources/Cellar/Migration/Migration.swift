@@ -38,11 +38,14 @@ public final class Migration {
     public internal(set) var schemaVersion: Int
     let txn: WriteTransaction
     let core: StoreCore
+    /// The stored names of the configuration's models.
+    private let registered: Set<String>
     private var models: [String: MigratingModel] = [:]
 
-    init(oldSchemaVersion: Int, txn: WriteTransaction, core: StoreCore) {
+    init(oldSchemaVersion: Int, registered: Set<String>, txn: WriteTransaction, core: StoreCore) {
         self.oldSchemaVersion = oldSchemaVersion
         self.schemaVersion = oldSchemaVersion
+        self.registered = registered
         self.txn = txn
         self.core = core
     }
@@ -102,6 +105,11 @@ public final class Migration {
     /// registered, its databases go too; its id sequence stays, so ids are never reused.
     public func deleteData(forType model: String) throws {
         guard let state = try self.model(model) else { return }
+        guard registered.contains(model) else {
+            try core.dropModel(model, in: txn)
+            models[model] = nil
+            return
+        }
         state.isTouched = true
         try txn.empty(state.records)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 import Testing
 
 @testable import Cellar
@@ -199,6 +200,34 @@ struct MigrationTests {
             .to(2) { migration in try migration.insert(V2.Pet(id: 100, name: "imported", age: 1, color: "red")) })
         let store = try Store(at: folder.url, configuration: configuration)
         #expect(try store.write { tx in try tx.insert(V2.Pet(name: "next", age: 2, color: "red")).id } == 101)
+    }
+
+    @Test func deleteDataRemovesAModelNoLongerRegisteredButKeepsItsSequence() throws {
+        struct Toy: Model {
+            var id: Int64 = 0
+            var name: String
+            static let schema = Schema<Toy>(autoIncrement: true, indexes: [.index(\.name)])
+        }
+        do {
+            let store = try Store(at: folder.url, configuration: .init(models: [V1.Pet.self, Toy.self]))
+            try store.write { tx in
+                for index in 0..<3 { try tx.insert(Toy(name: "toy \(index)")) }
+                try tx.insert(V1.Pet(name: "Rex", age: 3))
+            }
+        }
+        var configuration = petConfiguration(2)
+        configuration.migrations.append(.to(2) { migration in try migration.deleteData(forType: "Toy") })
+        _ = try Store(at: folder.url, configuration: configuration)
+        let names = try Environment(path: folder.url.path).read { txn in
+            ["r/Toy", "i/Toy.name"].map { (try? txn.openDatabase(named: $0)) ?? nil }
+        }
+        #expect(names.allSatisfy { $0 == nil })
+        // The model comes back empty, and its ids go on from where they were.
+        var withToys = petConfiguration(2)
+        withToys.models.append(Toy.self)
+        let store = try Store(at: folder.url, configuration: withToys)
+        #expect(try store.count(Toy.self) == 0)
+        #expect(try store.write { tx in try tx.insert(Toy(name: "new")).id } == 4)
     }
 
     @Test func anAppExtensionThatMayNotMigrateGetsTheErrorAndChangesNothing() throws {

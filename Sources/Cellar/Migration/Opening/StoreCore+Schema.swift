@@ -39,7 +39,8 @@ extension StoreCore {
         }
         var result = Reconciliation(models: plans)
         let migration = Migration(
-            oldSchemaVersion: opening.storedVersion ?? configuration.schemaVersion, txn: txn, core: self)
+            oldSchemaVersion: opening.storedVersion ?? configuration.schemaVersion,
+            registered: Set(plans.map(\.name)), txn: txn, core: self)
         for plan in plans {
             if let formerName = plan.formerName { try moveModel(from: formerName, to: plan.name, in: txn) }
             guard plan.recordCount > 0, !plan.renamedFields.isEmpty || !plan.clearedFields.isEmpty else { continue }
@@ -238,18 +239,30 @@ extension StoreCore {
                 _ = try txn.delete(meta, key: oldKey)
             }
         }
-        let listKey = Array("indexes/\(formerName)".utf8)
-        if let list = try txn.get(meta, key: listKey).map({ String(decoding: $0, as: UTF8.self) }) {
-            for database in list.split(separator: "\n") {
-                if let derived = try txn.openDatabase(named: String(database)) { try txn.drop(derived) }
-            }
-            _ = try txn.delete(meta, key: listKey)
-        }
+        try dropDerivedDatabases(of: formerName, in: txn)
         _ = try txn.delete(meta, key: Array("schema/\(formerName)".utf8))
         if let retired = try txn.get(meta, key: Array("retired/\(formerName)".utf8)).map(Array.init) {
             try txn.put(meta, key: Array("retired/\(name)".utf8), value: retired)
             _ = try txn.delete(meta, key: Array("retired/\(formerName)".utf8))
         }
+    }
+
+    /// Drops the indexes and backlink databases listed for the model stored as `model`, and the list.
+    private func dropDerivedDatabases(of model: String, in txn: WriteTransaction) throws {
+        let listKey = Array("indexes/\(model)".utf8)
+        guard let list = try txn.get(meta, key: listKey).map({ String(decoding: $0, as: UTF8.self) }) else { return }
+        for database in list.split(separator: "\n") {
+            if let derived = try txn.openDatabase(named: String(database)) { try txn.drop(derived) }
+        }
+        _ = try txn.delete(meta, key: listKey)
+    }
+
+    /// Removes a model this configuration does not register: its records, indexes, backlinks and schema. Its
+    /// sequence stays, so that its ids are never handed out again if it comes back.
+    func dropModel(_ model: String, in txn: WriteTransaction) throws {
+        if let records = try txn.openDatabase(named: "r/\(model)") { try txn.drop(records) }
+        try dropDerivedDatabases(of: model, in: txn)
+        for prefix in ["keys/", "schema/", "retired/"] { _ = try txn.delete(meta, key: Array((prefix + model).utf8)) }
     }
 
     /// Writes each declared default into every record that lacks the field.
