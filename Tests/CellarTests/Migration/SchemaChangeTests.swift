@@ -210,4 +210,94 @@ struct SchemaChangeTests {
         let store = try folder.store([ReAdded.SameKind.self])
         #expect(try store.object(ReAdded.SameKind.self, id: 1)?.age == 7)
     }
+
+    enum Nested {
+        struct Address: Codable, Sendable {
+            var street: String
+            var zip: Int
+        }
+
+        struct Street: Codable, Sendable {
+            var street: String
+        }
+
+        struct TextZip: Codable, Sendable, Equatable {
+            var street: String
+            var zip: String?
+        }
+
+        struct NumberZip: Codable, Sendable, Equatable {
+            var street: String
+            var zip: Int?
+        }
+
+        struct V1: Model {
+            var id: Int
+            var home: Address
+            var past: [Address]
+            var byYear: [String: Address]
+            static let schema = Schema<V1>(name: "Home")
+        }
+
+        struct V2: Model {
+            var id: Int
+            var home: Street
+            var past: [Street]
+            var byYear: [String: Street]
+            static let schema = Schema<V2>(name: "Home")
+        }
+
+        struct V3: Model {
+            var id: Int
+            var home: TextZip
+            var past: [TextZip]
+            var byYear: [String: TextZip]
+            static let schema = Schema<V3>(name: "Home")
+        }
+
+        struct SameKind: Model {
+            var id: Int
+            var home: NumberZip
+            var past: [NumberZip]
+            var byYear: [String: NumberZip]
+            static let schema = Schema<SameKind>(name: "Home")
+        }
+    }
+
+    func fillNested(_ folder: TemporaryFolder) throws {
+        let store = try folder.store([Nested.V1.self])
+        try store.write { tx in
+            for id in 1...3 {
+                let address = Nested.Address(street: "street \(id)", zip: id * 1_000)
+                try tx.insert(Nested.V1(id: id, home: address, past: [address, address], byYear: ["2020": address]))
+            }
+        }
+        let removed = try folder.store([Nested.V2.self])
+        #expect(try removed.objects(Nested.V2.self).count() == 3)
+    }
+
+    @Test func aNestedFieldAddedBackWithAnotherKindIsClearedInObjectsListsAndDictionaries() throws {
+        let folder = TemporaryFolder()
+        try fillNested(folder)
+        let changes = try Store.pendingChanges(at: folder.url, configuration: .init(models: [Nested.V3.self])).changes
+        #expect(
+            changes
+                == ["home.zip", "past.zip", "byYear.zip"].map {
+                    .propertyAdded(model: "Home", property: $0, kind: "string", isOptional: true, hasDefault: false)
+                })
+        let store = try folder.store([Nested.V3.self])
+        let homes = try store.objects(Nested.V3.self).results()
+        #expect(homes.map(\.home) == (1...3).map { Nested.TextZip(street: "street \($0)", zip: nil) })
+        #expect(homes.allSatisfy { $0.past.allSatisfy { $0.zip == nil } && $0.byYear["2020"]?.zip == nil })
+        #expect(homes.allSatisfy { $0.past.count == 2 && $0.byYear["2020"]?.street == $0.home.street })
+    }
+
+    @Test func aNestedFieldAddedBackWithItsKindReadsItsValuesAgain() throws {
+        let folder = TemporaryFolder()
+        try fillNested(folder)
+        let store = try folder.store([Nested.SameKind.self])
+        let homes = try store.objects(Nested.SameKind.self).results()
+        #expect(homes.map(\.home.zip) == [1_000, 2_000, 3_000])
+        #expect(homes.map { $0.past.map(\.zip) } == [[1_000, 1_000], [2_000, 2_000], [3_000, 3_000]])
+    }
 }

@@ -46,7 +46,9 @@ extension StoreCore {
             guard plan.recordCount > 0, !plan.renamedFields.isEmpty || !plan.clearedFields.isEmpty else { continue }
             try migration.enumerateRecords(ofType: plan.name) { record in
                 for (from, to) in plan.renamedFields { record.rename(from, to: to) }
-                for field in plan.clearedFields { record.remove(field) }
+                for path in plan.clearedFields {
+                    try record.clear(path: path.split(separator: ".").map(String.init), in: plan.schema.properties)
+                }
             }
         }
         for step in opening.steps {

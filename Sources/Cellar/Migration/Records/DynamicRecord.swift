@@ -106,6 +106,29 @@ public struct DynamicRecord {
         isEdited = true
     }
 
+    /// Removes the field at a dotted `path` (`address.zip`) in every object it reaches, nested values and the elements
+    /// of lists and dictionaries included; `properties` (the model's fields) tell those apart.
+    mutating func clear(path: [String], in properties: [PropertyShape]) throws(StoreError) {
+        guard let first = path.first else { return }
+        guard path.count > 1 else { return remove(first) }
+        guard let position = fields.index(of: first, in: context.dictionary),
+            let shape = properties.first(where: { $0.name == first })?.shape
+        else { return }
+        let dictionary = context.dictionary
+        let edited: [UInt8]?
+        do {
+            edited = try fields.withValue(at: position) { (bytes, offset) throws(RecordFields.Damaged) in
+                try RecordFields.removing(
+                    path.dropFirst(), fromValueAt: offset, in: bytes, shape: shape, dictionary: dictionary)
+            }
+        } catch {
+            throw .decodingFailed(model: model, id: id, field: first, reason: "the value's bytes are damaged")
+        }
+        guard let edited else { return }
+        fields.fields[position].value = .new(edited)
+        isEdited = true
+    }
+
     /// Moves the value of `field` to `newName`, replacing any value there; does nothing when the record lacks
     /// `field`.
     public mutating func rename(_ field: String, to newName: String) {

@@ -39,37 +39,69 @@ struct RecordFields {
     }
 
     private static func parse(_ bytes: UnsafeRawBufferPointer) throws(Damaged) -> [Field] {
-        var reader = ByteReader(bytes)
+        guard bytes.first == RecordFormat.version else { throw Damaged() }
+        return try entries(ofKeyedAt: 1, in: bytes)
+    }
+
+    /// The entries of the keyed container whose type byte is at `offset`, with their values as ranges of `bytes`.
+    static func entries(ofKeyedAt offset: Int, in bytes: UnsafeRawBufferPointer) throws(Damaged) -> [Field] {
         do {
-            guard try reader.byte() == RecordFormat.version, try reader.byte() == RecordFormat.ValueType.keyed.rawValue
-            else { throw Damaged() }
-            let length = Int(try reader.fixed(UInt32.self))
+            var reader = try containerReader(at: offset, type: .keyed, in: bytes)
             let count = Int(try reader.fixed(UInt32.self))
-            guard length <= reader.end - reader.offset, count <= length else { throw Damaged() }
-            var entries = ByteReader(bytes, offset: reader.offset, end: reader.offset + length)
+            guard count <= reader.end - reader.offset else { throw Damaged() }
             var fields: [Field] = []
             fields.reserveCapacity(count)
             for _ in 0..<count {
-                let code = try entries.varint()
+                let code = try reader.varint()
                 let key: Key
                 if code & 1 == 0 {
                     key = .tag(UInt32(truncatingIfNeeded: code >> 1))
                 } else if code & 3 == 1 {
-                    guard let name = String(validating: try entries.bytes(Int(clamping: code >> 2)), as: UTF8.self)
+                    guard let name = String(validating: try reader.bytes(Int(clamping: code >> 2)), as: UTF8.self)
                     else { throw Damaged() }
                     key = .inline(name)
                 } else {
-                    let zigzag = try entries.varint()
+                    let zigzag = try reader.varint()
                     key = .integer(Int(truncatingIfNeeded: Int64(bitPattern: (zigzag >> 1) ^ (0 &- (zigzag & 1)))))
                 }
-                let start = entries.offset
-                try entries.skipValue()
-                fields.append(Field(key: key, value: .stored(start..<entries.offset)))
+                let start = reader.offset
+                try reader.skipValue()
+                fields.append(Field(key: key, value: .stored(start..<reader.offset)))
             }
             return fields
         } catch {
             throw Damaged()
         }
+    }
+
+    /// The elements of the unkeyed container whose type byte is at `offset`, as ranges of `bytes`.
+    static func elements(ofUnkeyedAt offset: Int, in bytes: UnsafeRawBufferPointer) throws(Damaged) -> [Range<Int>] {
+        do {
+            var reader = try containerReader(at: offset, type: .unkeyed, in: bytes)
+            let count = Int(try reader.fixed(UInt32.self))
+            guard count <= reader.end - reader.offset else { throw Damaged() }
+            var elements: [Range<Int>] = []
+            elements.reserveCapacity(count)
+            for _ in 0..<count {
+                let start = reader.offset
+                try reader.skipValue()
+                elements.append(start..<reader.offset)
+            }
+            return elements
+        } catch {
+            throw Damaged()
+        }
+    }
+
+    /// A reader bounded to the payload of the container at `offset`, positioned at its count.
+    private static func containerReader(
+        at offset: Int, type: RecordFormat.ValueType, in bytes: UnsafeRawBufferPointer
+    ) throws -> ByteReader {
+        var reader = ByteReader(bytes, offset: offset)
+        guard try reader.byte() == type.rawValue else { throw Damaged() }
+        let length = Int(try reader.fixed(UInt32.self))
+        guard length <= reader.end - reader.offset - 4 else { throw Damaged() }
+        return ByteReader(bytes, offset: reader.offset, end: reader.offset + 4 + length)
     }
 
     /// Hands `body` the bytes holding the value at `position` and the offset of its type byte there.
@@ -90,9 +122,15 @@ struct RecordFields {
 
     /// The record's bytes.
     var serialized: [UInt8] {
-        var bytes: [UInt8] = [RecordFormat.version, RecordFormat.ValueType.keyed.rawValue]
+        var bytes: [UInt8] = [RecordFormat.version]
         bytes.reserveCapacity(original.count + 64)
-        bytes.append(contentsOf: repeatElement(0, count: RecordFormat.containerHeaderSize))
+        original.withUnsafeBytes { Self.appendKeyed(fields, from: $0, to: &bytes) }
+        return bytes
+    }
+
+    /// Appends a keyed container of `fields`, whose stored values are ranges of `source`.
+    static func appendKeyed(_ fields: [Field], from source: UnsafeRawBufferPointer, to bytes: inout [UInt8]) {
+        let header = appendHeader(.keyed, to: &bytes)
         for field in fields {
             switch field.key {
             case .tag(let tag): Varint.append(UInt64(tag) << 1, to: &bytes)
@@ -104,16 +142,98 @@ struct RecordFields {
                 Varint.append(UInt64(bitPattern: Int64(value) << 1 ^ Int64(value) >> 63), to: &bytes)
             }
             switch field.value {
-            case .stored(let range): bytes.append(contentsOf: original[range])
+            case .stored(let range): bytes.append(contentsOf: source[range])
             case .new(let value): bytes.append(contentsOf: value)
             }
         }
-        let payload = bytes.count - 2 - RecordFormat.containerHeaderSize
+        closeHeader(at: header, count: fields.count, in: &bytes)
+    }
+
+    /// Appends an unkeyed container of `elements`.
+    static func appendUnkeyed(_ elements: [[UInt8]], to bytes: inout [UInt8]) {
+        let header = appendHeader(.unkeyed, to: &bytes)
+        for element in elements { bytes.append(contentsOf: element) }
+        closeHeader(at: header, count: elements.count, in: &bytes)
+    }
+
+    private static func appendHeader(_ type: RecordFormat.ValueType, to bytes: inout [UInt8]) -> Int {
+        bytes.append(type.rawValue)
+        bytes.append(contentsOf: repeatElement(0, count: RecordFormat.containerHeaderSize))
+        return bytes.count - RecordFormat.containerHeaderSize
+    }
+
+    private static func closeHeader(at header: Int, count: Int, in bytes: inout [UInt8]) {
+        let payload = bytes.count - header - RecordFormat.containerHeaderSize
         bytes.withUnsafeMutableBytes { raw in
-            raw.storeBytes(of: UInt32(truncatingIfNeeded: payload).littleEndian, toByteOffset: 2, as: UInt32.self)
-            raw.storeBytes(of: UInt32(truncatingIfNeeded: fields.count).littleEndian, toByteOffset: 6, as: UInt32.self)
+            raw.storeBytes(of: UInt32(truncatingIfNeeded: payload).littleEndian, toByteOffset: header, as: UInt32.self)
+            raw.storeBytes(
+                of: UInt32(truncatingIfNeeded: count).littleEndian, toByteOffset: header + 4, as: UInt32.self)
         }
-        return bytes
+    }
+
+    /// The value at `offset` of `bytes` without the field at `path` in every object it reaches, `shape` telling
+    /// objects, lists and dictionaries apart; `nil` when nothing was removed.
+    static func removing(
+        _ path: ArraySlice<String>, fromValueAt offset: Int, in bytes: UnsafeRawBufferPointer, shape: ValueShape,
+        dictionary: KeyDictionary
+    ) throws(Damaged) -> [UInt8]? {
+        guard let name = path.first, offset < bytes.count, bytes[offset] != RecordFormat.ValueType.null.rawValue
+        else { return nil }
+        var output: [UInt8] = []
+        switch shape {
+        case .object(let properties):
+            var fields = try entries(ofKeyedAt: offset, in: bytes)
+            let keyName = { (field: Field) -> String? in
+                if case .tag(let tag) = field.key, Int(tag) < dictionary.names.count {
+                    return dictionary.names[Int(tag)]
+                }
+                return nil
+            }
+            guard let position = fields.firstIndex(where: { keyName($0) == name }) else { return nil }
+            if path.count == 1 {
+                fields.remove(at: position)
+            } else {
+                guard case .stored(let range) = fields[position].value,
+                    let inner = properties.first(where: { $0.name == name }),
+                    let edited = try removing(
+                        path.dropFirst(), fromValueAt: range.lowerBound, in: bytes, shape: inner.shape,
+                        dictionary: dictionary)
+                else { return nil }
+                fields[position].value = .new(edited)
+            }
+            appendKeyed(fields, from: bytes, to: &output)
+        case .list(let element):
+            var changed = false
+            var rewritten: [[UInt8]] = []
+            for range in try elements(ofUnkeyedAt: offset, in: bytes) {
+                if let edited = try removing(
+                    path, fromValueAt: range.lowerBound, in: bytes, shape: element, dictionary: dictionary)
+                {
+                    rewritten.append(edited)
+                    changed = true
+                } else {
+                    rewritten.append(Array(bytes[range]))
+                }
+            }
+            guard changed else { return nil }
+            appendUnkeyed(rewritten, to: &output)
+        case .dictionary(let value):
+            var fields = try entries(ofKeyedAt: offset, in: bytes)
+            var changed = false
+            for position in fields.indices {
+                guard case .stored(let range) = fields[position].value,
+                    let edited = try removing(
+                        path, fromValueAt: range.lowerBound, in: bytes, shape: value, dictionary: dictionary)
+                else { continue }
+                fields[position].value = .new(edited)
+                changed = true
+            }
+            guard changed else { return nil }
+            appendKeyed(fields, from: bytes, to: &output)
+        default:
+            return nil
+        }
+        return output
     }
 
     /// The position of the field named `name` in `dictionary`.

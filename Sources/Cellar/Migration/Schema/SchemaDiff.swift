@@ -9,8 +9,8 @@ struct ModelSchemaPlan {
     let changes: [SchemaChange]
     /// Top-level fields to rename in every record, old name first.
     let renamedFields: [(from: String, to: String)]
-    /// Top-level fields to clear in every record: a property added again with a kind its old values cannot be
-    /// read as.
+    /// Fields to clear in every record, by dotted path (`address.zip`): a property added again with a kind its old
+    /// values cannot be read as.
     let clearedFields: [String]
     /// Required properties added with a declared default, to fill in every record that lacks them.
     let filledFields: [String]
@@ -65,31 +65,9 @@ struct ModelSchemaPlan {
             renamed.append((from, to))
             changes.append(.propertyRenamed(model: name, from: from, to: to))
         }
-        var retired = retired
-        var cleared: [String] = []
-        var filled: [String] = []
-        for property in captured.properties {
-            if let before = old.first(where: { $0.name == property.name }) {
-                changes += Self.compare(model: name, path: property.name, old: before, new: property)
-                continue
-            }
-            let hasDefault = declarations.defaultValues[property.name] != nil
-            changes.append(
-                .propertyAdded(
-                    model: name, property: property.name, kind: property.shape.kindName,
-                    isOptional: property.isOptional, hasDefault: hasDefault))
-            if !property.isOptional, hasDefault { filled.append(property.name) }
-            if let gone = retired.firstIndex(where: { $0.name == property.name }) {
-                // Values left by the removed property are read again when their kind still fits, cleared otherwise.
-                if !property.shape.reads(retired[gone].shape) { cleared.append(property.name) }
-                retired.remove(at: gone)
-            }
-        }
-        for before in old where captured.property(before.name) == nil {
-            changes.append(.propertyRemoved(model: name, property: before.name))
-            retired.removeAll { $0.name == before.name }
-            retired.append(before)
-        }
+        var differ = Differ(model: name, retired: retired)
+        differ.compareFields(prefix: "", old: old, new: captured.properties, defaults: declarations.defaultValues)
+        changes += differ.changes
         for index in captured.indexes where !stored.indexes.contains(index) {
             changes.append(.indexAdded(model: name, index: index))
         }
@@ -107,48 +85,81 @@ struct ModelSchemaPlan {
         }
         self.changes = changes
         renamedFields = renamed
-        clearedFields = cleared
-        filledFields = filled
+        clearedFields = differ.cleared
+        filledFields = differ.filled
         schema = captured
+        self.retired = differ.retired
+    }
+
+}
+
+/// Compares the fields of two versions of a keyed value, nested ones included, and keeps the books of removed fields:
+/// a field removed is retired with its shape (a nested one by its dotted path), and a field added again with a shape
+/// its old values cannot be read as is cleared from the records.
+private struct Differ {
+    let model: String
+    var retired: [PropertyShape]
+    var changes: [SchemaChange] = []
+    /// Dotted paths of fields to clear in every record.
+    var cleared: [String] = []
+    /// Required top-level fields with a declared default.
+    var filled: [String] = []
+
+    init(model: String, retired: [PropertyShape]) {
+        self.model = model
         self.retired = retired
     }
 
-    /// The changes between two versions of one property, nested fields included.
-    private static func compare(model: String, path: String, old: PropertyShape, new: PropertyShape) -> [SchemaChange] {
-        var changes = compare(model: model, path: path, old: old.shape, new: new.shape)
-        if old.isOptional, !new.isOptional { changes.append(.propertyMadeRequired(model: model, property: path)) }
-        if !old.isOptional, new.isOptional { changes.append(.propertyMadeOptional(model: model, property: path)) }
-        return changes
+    /// Compares `old` and `new` fields under `prefix` (empty at the top; defaults are declared only there).
+    mutating func compareFields(
+        prefix: String, old: [PropertyShape], new: [PropertyShape],
+        defaults: [String: @Sendable (RecordEncoder) throws -> [UInt8]] = [:]
+    ) {
+        for property in new {
+            let path = prefix + property.name
+            if let before = old.first(where: { $0.name == property.name }) {
+                compare(path: path, old: before, new: property)
+                continue
+            }
+            let hasDefault = defaults[property.name] != nil
+            changes.append(
+                .propertyAdded(
+                    model: model, property: path, kind: property.shape.kindName, isOptional: property.isOptional,
+                    hasDefault: hasDefault))
+            if !property.isOptional, hasDefault { filled.append(path) }
+            if let gone = retired.firstIndex(where: { $0.name == path }) {
+                // Values left by the removed field are read again when their kind still fits, cleared otherwise.
+                if !property.shape.reads(retired[gone].shape) { cleared.append(path) }
+                retired.remove(at: gone)
+            }
+        }
+        for before in old where !new.contains(where: { $0.name == before.name }) {
+            let path = prefix + before.name
+            changes.append(.propertyRemoved(model: model, property: path))
+            retired.removeAll { $0.name == path }
+            retired.append(PropertyShape(name: path, shape: before.shape, isOptional: before.isOptional))
+        }
     }
 
-    private static func compare(model: String, path: String, old: ValueShape, new: ValueShape) -> [SchemaChange] {
+    /// The changes between two versions of one field.
+    private mutating func compare(path: String, old: PropertyShape, new: PropertyShape) {
+        compare(path: path, old: old.shape, new: new.shape)
+        if old.isOptional, !new.isOptional { changes.append(.propertyMadeRequired(model: model, property: path)) }
+        if !old.isOptional, new.isOptional { changes.append(.propertyMadeOptional(model: model, property: path)) }
+    }
+
+    private mutating func compare(path: String, old: ValueShape, new: ValueShape) {
         switch (old, new) {
         case (.object(let before), .object(let after)):
-            var changes: [SchemaChange] = []
-            for field in after {
-                let fieldPath = path + "." + field.name
-                if let previous = before.first(where: { $0.name == field.name }) {
-                    changes += compare(model: model, path: fieldPath, old: previous, new: field)
-                } else {
-                    changes.append(
-                        .propertyAdded(
-                            model: model, property: fieldPath, kind: field.shape.kindName,
-                            isOptional: field.isOptional, hasDefault: false))
-                }
-            }
-            for field in before where !after.contains(where: { $0.name == field.name }) {
-                changes.append(.propertyRemoved(model: model, property: path + "." + field.name))
-            }
-            return changes
-        case (.list(let before), .list(let after)), (.dictionary(let before), .dictionary(let after)):
-            if case .object = before, case .object = after {
-                return compare(model: model, path: path, old: before, new: after)
-            }
-            return new.reads(old)
-                ? [] : [.propertyTypeChanged(model: model, property: path, from: old.kindName, to: new.kindName)]
+            compareFields(prefix: path + ".", old: before, new: after)
+        case (.list(.object(let before)), .list(.object(let after))),
+            (.dictionary(.object(let before)), .dictionary(.object(let after))):
+            compareFields(prefix: path + ".", old: before, new: after)
         default:
-            return new.reads(old)
-                ? [] : [.propertyTypeChanged(model: model, property: path, from: old.kindName, to: new.kindName)]
+            if !new.reads(old) {
+                changes.append(
+                    .propertyTypeChanged(model: model, property: path, from: old.kindName, to: new.kindName))
+            }
         }
     }
 }
