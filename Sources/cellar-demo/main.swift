@@ -314,11 +314,31 @@ do {
         "version 3 renames name to fullName in its Schema: "
             + (try Store.pendingChanges(at: shelter, configuration: version3)).changes.map(\.description).joined(
                 separator: " "))
-    let renamed = try Store(at: shelter, configuration: version3)
-    let grey = renamed.objects(Shelter.PetV3.self).where(\.color == "grey")
-    say("grey pets: \((try grey.results()).map(\.fullName).joined(separator: ", ")) (\(try grey.explain()))")
-    let next = try renamed.write { tx in try tx.insert(Shelter.PetV3(fullName: "Hana", age: 1, color: "white")).id }
-    say("the id sequence survived both migrations: Hana is #\(next)")
+    // A cache whose model changed without a migration: it may start empty instead (Realm's
+    // deleteRealmIfMigrationNeeded), never while a Store has the file open.
+    var cache = Configuration(models: [Shelter.PetV2.self], schemaVersion: 3)
+    cache.deleteStoreIfMigrationNeeded = true
+    cache.onReset = { reset in say("onReset runs first, the files still there: \(reset.reason.description.prefix(49))…")
+    }
+    do {
+        let renamed = try Store(at: shelter, configuration: version3)
+        let grey = renamed.objects(Shelter.PetV3.self).where(\.color == "grey")
+        say("grey pets: \((try grey.results()).map(\.fullName).joined(separator: ", ")) (\(try grey.explain()))")
+        let next = try renamed.write { tx in
+            try tx.insert(Shelter.PetV3(fullName: "Hana", age: 1, color: "white")).id
+        }
+        say("the id sequence survived both migrations: Hana is #\(next)")
+        do {
+            _ = try Store(at: shelter, configuration: cache)
+        } catch {
+            say(
+                "a cache configuration with the version 2 model and deleteStoreIfMigrationNeeded, while version 3 is open:"
+            )
+            say("  \(error)")
+        }
+    }
+    let emptied = try Store(at: shelter, configuration: cache)
+    say("once version 3 is closed, the cache starts empty: \(try emptied.count(Shelter.PetV2.self)) pets, no crash")
 
     heading("Async writes run on the store's writer queue")
     let ids = try await withThrowingTaskGroup(of: Int64.self) { group in
