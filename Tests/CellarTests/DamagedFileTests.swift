@@ -279,7 +279,7 @@ struct PageCheckTests {
         let report = try store.verifyIntegrity()
         #expect(report.pagesInUse > 100)
         #expect(report.freePages > 0)
-        #expect(report.databases == 4)
+        #expect(report.databases == 5)  // _meta, _changes, r/Pet and its two indexes
         let pages = try store.core.environment.checkPages()
         #expect(pages.problems == [])
         #expect(2 + pages.pagesInUse + pages.freePages == pages.lastPage + 1)

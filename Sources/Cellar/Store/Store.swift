@@ -120,7 +120,10 @@ public final class Store: Sendable {
         } catch let error as LMDBError {
             throw core.error(error, "write")
         }
-        committed?.publishCommitted()
+        if let committed {
+            committed.publishCommitted()
+            if let version = committed.committedVersion { core.commits.notify(version: version) }
+        }
         return result
     }
 

@@ -10,6 +10,8 @@ final class StoreCore: Sendable {
     /// `directory.path`, kept because `URL.path` costs more than a write's index upkeep.
     let path: String
     let meta: Database
+    /// `_changes`: each write transaction's change log, keyed by the version it created.
+    let changeLog: Database
     /// Models by stored name, shared across `Store` values opened on this folder with different configurations.
     private let modelsByName: Mutex<[String: ModelInfo]>
     /// The stored schema generation this process last saw; a commit by another process that raised it makes this
@@ -17,6 +19,8 @@ final class StoreCore: Sendable {
     let schemaGeneration = Atomic<UInt64>(0)
     /// The newest transaction whose schema generation was checked, so that reads check only after a new commit.
     let checkedTransaction = Atomic<UInt64>(0)
+    /// Wakes observers after each commit this process makes.
+    let commits = CommitSignal()
     /// Serialises `write` calls made with `await`, off the caller's thread.
     let writerQueue: DispatchQueue
     /// The key of this core in the registry of open files.
@@ -29,11 +33,12 @@ final class StoreCore: Sendable {
     /// opening reads, and `verifyIntegrity()` walks the rest when asked.
     static let fullPageCheckLimit = 32 << 20
 
-    private init(environment: Environment, directory: URL, meta: Database, registryKey: String) {
+    private init(environment: Environment, directory: URL, databases: CoreDatabases, registryKey: String) {
         self.environment = environment
         self.directory = directory
         self.path = directory.path
-        self.meta = meta
+        self.meta = databases.meta
+        self.changeLog = databases.changeLog
         self.registryKey = registryKey
         self.modelsByName = Mutex([:])
         self.writerQueue = DispatchQueue(label: "Cellar writer \(directory.path)", qos: .userInitiated)
@@ -80,8 +85,14 @@ final class StoreCore: Sendable {
     private struct RegistryEntry: @unchecked Sendable {
         weak var core: StoreCore?
         let environment: Environment
-        let meta: Database
+        let databases: CoreDatabases
         let removeOnClose: Bool
+    }
+
+    /// The databases every store has besides its models'.
+    struct CoreDatabases {
+        let meta: Database
+        let changeLog: Database
     }
 
     private static func registryKey(_ directory: URL) -> String {
@@ -108,15 +119,16 @@ final class StoreCore: Sendable {
                 try configuration.checkCompatible(withOpen: entry.environment.options, path: directory.path)
                 if let core = entry.core { return (core, true) }
                 let core = StoreCore(
-                    environment: entry.environment, directory: directory, meta: entry.meta, registryKey: key)
+                    environment: entry.environment, directory: directory, databases: entry.databases, registryKey: key)
                 entries[key] = RegistryEntry(
-                    core: core, environment: entry.environment, meta: entry.meta, removeOnClose: entry.removeOnClose)
+                    core: core, environment: entry.environment, databases: entry.databases,
+                    removeOnClose: entry.removeOnClose)
                 return (core, false)
             }
-            let (environment, meta) = try openEnvironment(at: directory, configuration: configuration)
-            let core = StoreCore(environment: environment, directory: directory, meta: meta, registryKey: key)
+            let (environment, databases) = try openEnvironment(at: directory, configuration: configuration)
+            let core = StoreCore(environment: environment, directory: directory, databases: databases, registryKey: key)
             entries[key] = RegistryEntry(
-                core: core, environment: environment, meta: meta, removeOnClose: removeOnClose)
+                core: core, environment: environment, databases: databases, removeOnClose: removeOnClose)
             return (core, false)
         }
     }
@@ -139,7 +151,7 @@ final class StoreCore: Sendable {
     /// write transaction: a file that is not a store is refused before anything is written to it.
     private static func openEnvironment(
         at directory: URL, configuration: Configuration
-    ) throws(StoreError) -> (Environment, Database) {
+    ) throws(StoreError) -> (Environment, CoreDatabases) {
         try FileSystem.createDirectories(at: directory)
         let path = directory.path
         let environment: Environment
@@ -149,7 +161,7 @@ final class StoreCore: Sendable {
             throw StoreError(
                 error, path: path, operation: "open the store", readerLimit: configuration.maxReaders)
         }
-        let meta: Database
+        let databases: CoreDatabases
         do {
             // Pages are checked before LMDB reads them: all of them in a small file (a walk reads about a gigabyte
             // a second), otherwise those an opening and its first write read.
@@ -158,7 +170,7 @@ final class StoreCore: Sendable {
             guard pages.isSound else {
                 throw StoreError.corruptedFile(path: path, reason: pages.summary)
             }
-            meta = try environment.write { txn in
+            databases = try environment.write { txn in
                 let existing = try txn.openDatabase(named: "_meta")
                 if existing == nil, let main = try txn.openDatabase(named: nil),
                     case let entries = try txn.statistics(main).entries, entries > 0
@@ -181,13 +193,13 @@ final class StoreCore: Sendable {
                 } else {
                     try txn.put(meta, key: formatKey, value: [formatVersion])
                 }
-                return meta
+                return CoreDatabases(meta: meta, changeLog: try txn.createDatabase(named: "_changes"))
             }
         } catch {
             environment.close()
             throw .from(error, path: path, operation: "open the store", readerLimit: configuration.maxReaders)
         }
-        return (environment, meta)
+        return (environment, databases)
     }
 
     /// Reconciles the stored schema with `configuration` (migrating when asked) and opens each model's databases, in

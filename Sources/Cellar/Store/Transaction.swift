@@ -8,8 +8,10 @@ public final class Transaction: ReadScope {
     private var transaction: WriteTransaction?
     /// Per-model state of this transaction: encoder, key dictionary, pending sequence value.
     private var states: [ObjectIdentifier: ModelWriteState] = [:]
-    /// What this transaction changed, for observers to come.
+    /// What this transaction changed, written to the change log for observers.
     private(set) var changes = ChangeLog()
+    /// The version this transaction creates, once its change log is written: observers are woken with it.
+    var committedVersion: UInt64?
     /// Links this transaction added, whose targets must exist when it commits.
     var linksToCheck: [AddedLink] = []
 
@@ -355,10 +357,11 @@ public final class Transaction: ReadScope {
         return state
     }
 
-    /// Writes what the transaction kept in memory (sequence values) before the commit.
+    /// Writes what the transaction kept in memory (sequence values, the change log) before the commit.
     func flush() throws(StoreError) {
         try checkAddedLinks()
         let txn = try writable
+        try writeChangeLog(txn)
         for state in states.values {
             guard let next = state.pendingNextID else { continue }
             do {
@@ -423,21 +426,5 @@ final class ModelWriteState {
                 path: transaction.store.core.path, reason: "the id sequence of \(info.name) is damaged")
         }
         return Int64(littleEndian: stored.loadUnaligned(as: Int64.self))
-    }
-}
-
-/// The primary keys a transaction inserted, updated and deleted, per model, in order.
-struct ChangeLog {
-    enum Kind { case inserted, updated, deleted }
-
-    struct Change {
-        let kind: Kind
-        let key: [UInt8]
-    }
-
-    private(set) var byModel: [String: [Change]] = [:]
-
-    mutating func record(_ kind: Kind, key: [UInt8], model: String) {
-        byModel[model, default: []].append(Change(kind: kind, key: key))
     }
 }

@@ -1,0 +1,46 @@
+import LMDB
+
+extension Transaction {
+    /// Writes this transaction's change log under the version it creates, and drops the entries older than the log
+    /// keeps: a few deletes per commit at most, so the log stays the same size.
+    func writeChangeLog(_ txn: WriteTransaction) throws(StoreError) {
+        guard !changes.isEmpty else { return }
+        let version = txn.id
+        committedVersion = version
+        let log = store.core.changeLog
+        try store.core.run("write the change log") {
+            try txn.put(log, key: ChangeLog.key(version), value: changes.serialized)
+            guard version > ChangeLog.retainedVersions else { return }
+            let oldest = ChangeLog.key(version - ChangeLog.retainedVersions)
+            var expired: [[UInt8]] = []
+            try txn.walk(log) { entry in
+                guard !oldest.lexicographicallyPrecedes(entry.key) else { return false }
+                expired.append(Array(entry.key))
+                return true
+            }
+            for key in expired { _ = try txn.delete(log, key: key) }
+        }
+    }
+}
+
+extension ChangeLog {
+    /// The log's key for a version: big-endian, so the log is in version order.
+    static func key(_ version: UInt64) -> [UInt8] { withUnsafeBytes(of: version.bigEndian, Array.init) }
+}
+
+extension StoreCore {
+    /// The records changed after version `after` up to and including `through`, read in `txn` (which sees
+    /// `through`); `nil` when the log no longer reaches back that far or is damaged: read everything again then.
+    func changedRecords(after: UInt64, through: UInt64, in txn: ReadTransaction) throws -> ChangedRecords? {
+        guard through > after else { return ChangedRecords() }
+        guard through - after < ChangeLog.retainedVersions else { return nil }
+        var changed = ChangedRecords()
+        var sound = true
+        let range = KeyRange(lower: ChangeLog.key(after + 1), upper: ChangeLog.key(through + 1))
+        try txn.walk(changeLog, range: range) { entry in
+            sound = changed.add(entry.value)
+            return sound
+        }
+        return sound ? changed : nil
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import PropertyBased
+import Testing
+
+@testable import Cellar
+
+@Suite("Observation: changes of a query's results")
+struct ResultsChangesTests {
+    struct Item: Model, Equatable {
+        var id: Int
+        var rank: Int
+        var tag: String
+    }
+
+    struct Other: Model {
+        var id: Int
+    }
+
+    let folder = TemporaryFolder()
+
+    func store() throws -> Store { try folder.store([Item.self, Other.self]) }
+
+    @Test func indexesHaveRealmsMeaning() async throws {
+        let store = try store()
+        try await store.write { tx in
+            for id in 1...5 { try tx.insert(Item(id: id, rank: id * 10, tag: "t\(id)")) }
+        }
+        var changes = store.changes(of: store.objects(Item.self).sorted(by: \.rank)).makeAsyncIterator()
+        let initial = try #require(try await changes.next())
+        #expect(initial.isInitial && initial.results.map(\.id) == [1, 2, 3, 4, 5])
+
+        // Delete the second, change the fourth in place, move the first to the end, insert one in the middle.
+        try await store.write { tx in
+            try tx.delete(Item.self, id: 2)
+            try tx.update(Item(id: 4, rank: 40, tag: "changed"))
+            try tx.update(Item(id: 1, rank: 60, tag: "t1"))
+            try tx.insert(Item(id: 6, rank: 35, tag: "t6"))
+        }
+        let change = try #require(try await changes.next())
+        #expect(change.results.map(\.id) == [3, 6, 4, 5, 1])
+        #expect(change.deletions == [0, 1])  // item 1 (moved) and item 2 (deleted), in the old results
+        #expect(change.insertions == [1, 4])  // item 6 (new) and item 1 (moved), in the new results
+        #expect(change.modifications == [3] && change.modificationsInNewResults == [2])  // item 4
+        #expect(change.deletedIDs == [2] && change.insertedIDs == [6])
+        #expect(Set(change.modifiedIDs) == [1, 4])
+    }
+
+    @Test func aCommitToAnotherModelDoesNotRunTheQuery() async throws {
+        let store = try store()
+        try await store.write { tx in try tx.insert(Item(id: 1, rank: 1, tag: "a")) }
+        var changes = store.changes(of: store.objects(Item.self)).makeAsyncIterator()
+        _ = try await changes.next()
+        for id in 1...20 { try await store.write { tx in try tx.insert(Other(id: id)) } }
+        try await store.write { tx in try tx.insert(Item(id: 2, rank: 2, tag: "b")) }
+        let change = try #require(try await changes.next())
+        #expect(change.insertedIDs == [2])
+        #expect(changes.queryRuns == 2, "the initial run and the one after the commit that touched Item")
+    }
+
+    @Test func aSlowConsumerGetsTheNewestResultsOnce() async throws {
+        let store = try store()
+        var changes = store.changes(of: store.objects(Item.self).where(\.rank >= 0)).makeAsyncIterator()
+        _ = try await changes.next()
+        for id in 1...200 {
+            try await store.write { tx in
+                try tx.insert(Item(id: id, rank: id, tag: "x"))
+                if id % 2 == 0 { try tx.delete(Item.self, id: id - 1) }
+            }
+        }
+        let change = try #require(try await changes.next())
+        #expect(change.results.map(\.id) == Array(stride(from: 2, through: 200, by: 2)))
+        #expect(change.insertions.count == 100 && change.deletions.isEmpty && change.modifications.isEmpty)
+        #expect(changes.queryRuns == 2)
+    }
+
+    @Test func cancellingTheTaskEndsTheSequence() async throws {
+        let store = try store()
+        let started = AsyncStream<Void>.makeStream()
+        let task = Task {
+            var deliveries = 0
+            for try await _ in store.changes(of: store.objects(Item.self)) {
+                deliveries += 1
+                started.continuation.yield()
+            }
+            return deliveries
+        }
+        for await _ in started.stream { break }
+        task.cancel()
+        #expect(try await task.value == 1)
+    }
+
+    /// One random write to items 1...12 with ranks 0...19.
+    struct Write: CustomStringConvertible {
+        let kind: Int
+        let id: Int
+        let rank: Int
+        var description: String { "(\(kind), \(id), \(rank))" }
+    }
+
+    @Test func applyingEveryChangeToThePreviousResultsGivesTheNewOnes() async throws {
+        let writes = zip(Gen.int(in: 0...3), Gen.int(in: 1...12), Gen.int(in: 0...19))
+            .map { Write(kind: $0, id: $1, rank: $2) }.array(of: 1...4).array(of: 1...25)
+        await propertyCheck(count: 60, input: writes) { batches in
+            let folder = TemporaryFolder()
+            let store = try folder.store([Item.self, Other.self])
+            let query = store.objects(Item.self).where(\.rank < 15).sorted(by: \.rank)
+            var changes = store.changes(of: query).makeAsyncIterator()
+            var shown = Array(try #require(try await changes.next()).results)
+            for batch in batches {
+                let touched = Set(batch.map(\.id))
+                try await store.write { tx in
+                    for write in batch {
+                        switch write.kind {
+                        case 0: _ = try tx.delete(Item.self, id: write.id)
+                        case 1: try tx.upsert(Item(id: write.id, rank: write.rank, tag: "r\(write.rank)"))
+                        case 2: try tx.upsert(Item(id: write.id, rank: write.rank, tag: "same"))
+                        default: try tx.insert(Other(id: write.id * 1_000 + write.rank))
+                        }
+                    }
+                }
+                let expected = try query.results()
+                // A delivery comes when a record written was shown before or is shown now.
+                let visible = Set(shown.map(\.id)).union(expected.map(\.id))
+                let kinds = Dictionary(batch.map { ($0.id, $0.kind) }, uniquingKeysWith: { $1 })
+                guard touched.contains(where: { visible.contains($0) && kinds[$0] != 3 }) else { continue }
+                let change = try #require(try await changes.next())
+                for index in change.deletions.reversed() { shown.remove(at: index) }
+                for index in change.insertions { shown.insert(change.results[index], at: index) }
+                for index in change.modificationsInNewResults { shown[index] = change.results[index] }
+                #expect(shown == Array(change.results))
+                #expect(Array(change.results) == Array(expected))
+            }
+        }
+    }
+}
