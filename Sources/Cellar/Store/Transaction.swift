@@ -61,7 +61,7 @@ public final class Transaction: ReadScope {
         let existed = try exists(key, state.info)
         let old: M? = existed ? try storedForUpkeep(M.self, key: key, state: state) : nil
         let plan = try planWrite(old: old, new: value, primaryKey: key, state: state)
-        try put(value, key: key, state: state)
+        guard try put(value, key: key, state: state, unlessUnchanged: existed) else { return }
         try apply(plan, primaryKey: key, state: state)
         changes.record(existed ? .updated : .inserted, key: key, model: state.info.name)
     }
@@ -172,7 +172,7 @@ public final class Transaction: ReadScope {
     ) throws(StoreError) {
         let plan = try planWrite(
             old: old, new: new, primaryKey: key, state: state, linkChanges: linkChanges)
-        try put(new, key: key, state: state)
+        guard try put(new, key: key, state: state, unlessUnchanged: true) else { return }
         try apply(plan, primaryKey: key, state: state)
         changes.record(.updated, key: key, model: state.info.name)
     }
@@ -291,15 +291,25 @@ public final class Transaction: ReadScope {
     }
 
     /// Encodes and stores `value`. With `.noOverwrite`, an existing key is a `duplicatePrimaryKey` error.
+    /// Writes `value` under `key`. With `unlessUnchanged`, a stored record with the same bytes is left alone and
+    /// `false` returned: an upsert that changes nothing is no change for observers.
+    @discardableResult
     private func put<M: Model>(
-        _ value: M, key: [UInt8], state: ModelWriteState, flags: PutFlags = []
-    ) throws(StoreError) {
+        _ value: M, key: [UInt8], state: ModelWriteState, flags: PutFlags = [], unlessUnchanged: Bool = false
+    ) throws(StoreError) -> Bool {
         let txn = try writable
         let record: [UInt8]
         do {
             record = try state.encoder.encode(value)
         } catch {
             throw .encodingFailed(model: state.info.name, reason: "\(error)")
+        }
+        if unlessUnchanged, state.encoder.addedNames.isEmpty {
+            do {
+                if try txn.get(state.info.records, key: key)?.equals(record) == true { return false }
+            } catch {
+                throw lmdbError(error, "read")
+            }
         }
         do {
             try txn.put(state.info.records, key: key, value: record, flags: flags)
@@ -318,6 +328,7 @@ public final class Transaction: ReadScope {
             }
             state.dictionaryChanged = true
         }
+        return true
     }
 
     /// Gives `value` the next id when its model numbers ids and its id is unset; moves the sequence past an
