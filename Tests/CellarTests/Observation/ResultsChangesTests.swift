@@ -103,6 +103,33 @@ struct ResultsChangesTests {
         #expect(try await task.value == 1)
     }
 
+    @Test func commitsOfAnotherProcessAreDeliveredWithTheirChangeSet() async throws {
+        let store = try folder.store([Ticket.self])
+        try await store.write { tx in try tx.insert(Ticket(writer: "test")) }
+        var changes = store.changes(of: store.objects(Ticket.self)).makeAsyncIterator()
+        _ = try await changes.next()
+        // The helper inserts five tickets, each in its own transaction, from its own process.
+        #expect(try helperOutput([folder.url.path, "5"]) == "2\n3\n4\n5\n6\n")
+        var inserted: [Int64] = []
+        while inserted.count < 5 {
+            let change = try #require(try await changes.next())
+            #expect(change.deletions.isEmpty && change.modifications.isEmpty)
+            inserted += change.insertedIDs
+        }
+        #expect(inserted == [2, 3, 4, 5, 6])
+        #expect(
+            try store.objects(Ticket.self).results().map(\.writer) == ["test"] + Array(repeating: "helper", count: 5))
+    }
+
+    @Test func checkForChangesLooksAtOnce() async throws {
+        let store = try folder.store([Ticket.self])
+        var changes = store.changes(of: store.objects(Ticket.self)).makeAsyncIterator()
+        _ = try await changes.next()
+        #expect(try helperOutput([folder.url.path, "1"]) == "1\n")
+        store.checkForChanges()
+        #expect(try await changes.next()?.insertedIDs == [1])
+    }
+
     /// One random write to items 1...12 with ranks 0...19.
     struct Write: CustomStringConvertible {
         let kind: Int

@@ -12,10 +12,14 @@
 /// sequence is pulled: a consumer that takes its time gets the newest results next, compared with the ones it had,
 /// never a queue of every version in between. Ending the loop or cancelling its task stops the observation.
 ///
-/// Commits of this process wake the sequence at once. Commits of other processes are noticed at the next commit of
-/// this process (a watch of the file follows).
+/// Commits of this process wake the sequence at once. Commits of other processes (an app extension, a tool) are found
+/// by looking at the store's newest version every `pollInterval` while a consumer waits (reading the meta page, about
+/// a microsecond), or at once after `store.checkForChanges()`; their change log makes the change set as precise as
+/// for this process's commits.
 public struct ResultsChanges<M: Model>: AsyncSequence, Sendable {
     public typealias Element = CollectionChange<M>
+    /// How often a waiting consumer looks for commits of other processes.
+    public static var pollInterval: Duration { .milliseconds(50) }
     let store: Store
     let query: Query<M>
 
@@ -66,7 +70,7 @@ public struct ResultsChanges<M: Model>: AsyncSequence, Sendable {
                     }
                     continue
                 }
-                await store.core.commits.wait(beyond: newest)
+                await store.core.commits.wait(beyond: newest, orAtMost: ResultsChanges.pollInterval)
             }
             return nil
         }
@@ -136,6 +140,12 @@ extension ChangedRecords {
 }
 
 extension Store {
+    /// Wakes every observer of this store to look for commits at once: call it when the app returns to the
+    /// foreground, or after another process said it wrote.
+    public func checkForChanges() {
+        core.commits.notify(version: version.rawValue)
+    }
+
     /// The changes of `query`'s results: first its results, then, after each commit that can change them, the new
     /// results with the indexes and ids of what was deleted, inserted and modified (see `CollectionChange`).
     public func changes<M: Model>(of query: Query<M>) -> ResultsChanges<M> {

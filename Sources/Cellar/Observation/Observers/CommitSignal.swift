@@ -21,6 +21,16 @@ final class CommitSignal: Sendable {
         for waiter in woken { waiter.resume() }
     }
 
+    /// Returns once a version newer than `version` has been notified, `limit` has passed, or the task is cancelled.
+    func wait(beyond version: UInt64, orAtMost limit: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.wait(beyond: version) }
+            group.addTask { try? await Task.sleep(for: limit) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
     /// Returns once a version newer than `version` has been notified, or the task is cancelled.
     func wait(beyond version: UInt64) async {
         let id = state.withLock { state -> Int in
