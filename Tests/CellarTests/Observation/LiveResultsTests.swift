@@ -1,0 +1,66 @@
+import Dispatch
+import Foundation
+import Observation
+import Synchronization
+import Testing
+
+@testable import Cellar
+
+@Suite("Observation: callbacks and live results", .timeLimit(.minutes(1)))
+struct LiveResultsTests {
+    struct Dog: Model, Equatable {
+        var id: String
+        var name: String
+    }
+
+    let folder = TemporaryFolder()
+
+    @Test func aCallbackOnAQueueUntilTheTokenIsCancelled() async throws {
+        let store = try folder.store([Dog.self])
+        let queue = DispatchQueue(label: "observer")
+        let (deliveries, continuation) = AsyncStream<[String]>.makeStream()
+        let token = store.observe(store.objects(Dog.self).sorted(by: \.name), on: queue) { change in
+            dispatchPrecondition(condition: .onQueue(queue))
+            if case .success(let change) = change { continuation.yield(change.results.map(\.name)) }
+        }
+        var received = deliveries.makeAsyncIterator()
+        #expect(await received.next() == [])
+        try await store.write { tx in try tx.insert(Dog(id: "1", name: "Taro")) }
+        #expect(await received.next() == ["Taro"])
+        token.cancel()
+        try await store.write { tx in try tx.insert(Dog(id: "2", name: "Hachi")) }
+        // A write after the cancel is not delivered: the next thing the stream yields is the marker below.
+        try await Task.sleep(for: .milliseconds(100))
+        continuation.yield(["cancelled"])
+        #expect(await received.next() == ["cancelled"])
+    }
+
+    @Test @MainActor func liveResultsRedrawAViewAfterEachChange() async throws {
+        let store = try folder.store([Dog.self])
+        try await store.write { tx in try tx.insert(Dog(id: "1", name: "Taro")) }
+        let live = LiveResults(store.objects(Dog.self).sorted(by: \.name), in: store)
+        #expect(!live.isLoaded && live.results.isEmpty)
+        try await changed(live) {}
+        #expect(live.isLoaded && live.results.map(\.name) == ["Taro"])
+        try await changed(live) {
+            try await store.write { tx in try tx.insert(Dog(id: "2", name: "Hachi")) }
+        }
+        #expect(live.results.map(\.name) == ["Hachi", "Taro"])
+        #expect(live.lastChange?.insertions == [0])
+    }
+
+    /// Runs `body` and waits until `live.results` changes, as a SwiftUI view would notice it.
+    @MainActor
+    func changed(_ live: LiveResults<Dog>, after body: () async throws -> Void) async throws {
+        let (stream, continuation) = AsyncStream<Void>.makeStream()
+        withObservationTracking {
+            _ = live.results
+        } onChange: {
+            continuation.yield()
+        }
+        try await body()
+        for await _ in stream { break }
+        // `onChange` runs before the new value is set; let the main actor finish the assignment.
+        await Task.yield()
+    }
+}
