@@ -340,6 +340,30 @@ do {
     let emptied = try Store(at: shelter, configuration: cache)
     say("once version 3 is closed, the cache starts empty: \(try emptied.count(Shelter.PetV2.self)) pets, no crash")
 
+    heading("A screen that follows the store")
+    var listScreen = family.changes(of: family.objects(Family.Dog.self).sorted(by: \.name)).makeAsyncIterator()
+    var detail = family.changes(of: Family.Dog.self, id: "wataru").makeAsyncIterator()
+    if let shown = try await listScreen.next(), case .initial(let wataru) = try await detail.next() {
+        say(
+            "a list screen shows " + shown.results.map(\.name).joined(separator: ", ")
+                + "; a detail screen shows \(wataru.name)")
+    }
+    try family.write { tx in
+        try tx.insert(Family.Dog(id: "kuro", name: "Kuro", age: 2))
+        try tx.update(Family.Dog(id: "taro", name: "Taro", age: 4))
+        try tx.delete(Family.Dog.self, id: "wataru")
+    }
+    say("a write inserted Kuro, made Taro 4 and deleted Wataru, in one commit")
+    if let change = try await listScreen.next() {
+        say(
+            "the list got one change: deletions \(change.deletions) (old indexes), insertions \(change.insertions) (new), "
+                + "modifications \(change.modifications) (old); it now shows "
+                + change.results.map(\.name).joined(separator: ", "))
+    }
+    if case .deleted = try await detail.next() {
+        say("the detail screen got .deleted and can say so: no 'object has been deleted or invalidated'")
+    }
+
     heading("Async writes run on the store's writer queue")
     let ids = try await withThrowingTaskGroup(of: Int64.self) { group in
         for name in ["Frank", "Grace", "Heidi"] {
