@@ -112,6 +112,30 @@ public final class WriteTransaction: ReadTransaction {
         return true
     }
 
+    /// Deletes the entries at the start of `database` whose keys are at most `last`, walking one cursor (no lookup per
+    /// entry), and returns how many it deleted: how a log keyed by version drops its oldest entries.
+    @discardableResult
+    public func deleteLeading(_ database: Database, through last: [UInt8]) throws(LMDBError) -> Int {
+        var cursor: OpaquePointer?
+        try check(mdb_cursor_open(handle, database.handle, &cursor))
+        guard let cursor else { throw .badTransaction }
+        defer { mdb_cursor_close(cursor) }
+        var k = MDB_val()
+        var v = MDB_val()
+        var code = mdb_cursor_get(cursor, &k, &v, MDB_FIRST)
+        var deleted = 0
+        while code == 0 {
+            let key = UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size)
+            guard !last.lexicographicallyPrecedes(key) else { return deleted }
+            try track(mdb_cursor_del(cursor, 0))
+            deleted += 1
+            // After a delete the cursor stands on the next entry.
+            code = mdb_cursor_get(cursor, &k, &v, MDB_GET_CURRENT)
+        }
+        if code != MDB_NOTFOUND { try track(code) }
+        return deleted
+    }
+
     /// Deletes `database` and its entries from the file. Its handle must not be used afterwards.
     public func drop(_ database: Database) throws(LMDBError) {
         try track(mdb_drop(handle, database.handle, 1))

@@ -87,6 +87,24 @@ struct ResultsChangesTests {
         #expect(changes.queryRuns == 2)
     }
 
+    @Test func theLogKeepsAThousandVersionsAndAnObserverFurtherBehindReadsEverythingAgain() async throws {
+        let store = try store()
+        try await store.write { tx in for id in 1...3 { try tx.insert(Item(id: id, rank: id, tag: "a")) } }
+        var changes = store.changes(of: store.objects(Item.self)).makeAsyncIterator()
+        _ = try await changes.next()
+        for round in 1...1_100 {
+            try await store.write { tx in try tx.update(Item(id: 3, rank: 3, tag: "round \(round)")) }
+        }
+        let logged = try store.read { snapshot in
+            try snapshot.lmdb.statistics(store.core.changeLog).entries
+        }
+        #expect(logged >= 1_000 && logged <= 1_000 + Int(ChangeLog.pruneInterval))
+        // The log no longer reaches back to the delivered version: every record still there counts as modified.
+        let change = try #require(try await changes.next())
+        #expect(change.results.map(\.tag) == ["a", "a", "round 1100"])
+        #expect(change.modifications == [0, 1, 2] && change.insertions.isEmpty && change.deletions.isEmpty)
+    }
+
     @Test func cancellingTheTaskEndsTheSequence() async throws {
         let store = try store()
         let started = AsyncStream<Void>.makeStream()

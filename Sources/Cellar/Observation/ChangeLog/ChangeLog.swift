@@ -23,6 +23,8 @@ struct ChangeLog {
     static let keyLimit = 1_000
     /// How many versions the log keeps. An observer further behind reads the whole query again.
     static let retainedVersions: UInt64 = 1_000
+    /// Old entries are dropped once every this many versions, together.
+    static let pruneInterval: UInt64 = 64
 
     var isEmpty: Bool { byModel.isEmpty }
 

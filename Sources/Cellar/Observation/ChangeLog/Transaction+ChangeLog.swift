@@ -1,8 +1,8 @@
 import LMDB
 
 extension Transaction {
-    /// Writes this transaction's change log under the version it creates, and drops the entries older than the log
-    /// keeps: a few deletes per commit at most, so the log stays the same size.
+    /// Writes this transaction's change log under the version it creates, and now and then drops the entries older
+    /// than the log keeps, so that it stays the same size.
     func writeChangeLog(_ txn: WriteTransaction) throws(StoreError) {
         guard !changes.isEmpty else { return }
         let version = txn.id
@@ -10,15 +10,10 @@ extension Transaction {
         let log = store.core.changeLog
         try store.core.run("write the change log") {
             try txn.put(log, key: ChangeLog.key(version), value: changes.serialized)
-            guard version > ChangeLog.retainedVersions else { return }
-            let oldest = ChangeLog.key(version - ChangeLog.retainedVersions)
-            var expired: [[UInt8]] = []
-            try txn.walk(log) { entry in
-                guard !oldest.lexicographicallyPrecedes(entry.key) else { return false }
-                expired.append(Array(entry.key))
-                return true
-            }
-            for key in expired { _ = try txn.delete(log, key: key) }
+            // Pruned every `pruneInterval` versions, in one cursor walk: the log holds between `retainedVersions` and
+            // `retainedVersions + pruneInterval` versions.
+            guard version > ChangeLog.retainedVersions, version % ChangeLog.pruneInterval == 0 else { return }
+            try txn.deleteLeading(log, through: ChangeLog.key(version - ChangeLog.retainedVersions))
         }
     }
 }
