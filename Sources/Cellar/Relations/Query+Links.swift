@@ -8,12 +8,16 @@ struct LinkFilter<M: Model>: Sendable {
     let targets: @Sendable (ReadScope) throws(StoreError) -> [[UInt8]]
     /// The targets in words, for `explain()`.
     let describeTargets: @Sendable (ReadScope) throws(StoreError) -> String
+    /// The models whose changes can change the targets, besides the query's own.
+    let targetsRead: Set<String>
 }
 
 /// Leaves out of a query the records some record links to through one link.
 struct LinkExclusion: Sendable {
     /// The link, found in the scope's store when the query runs.
     let link: @Sendable (Store) throws(StoreError) -> LinkInfo
+    /// The stored name of the model that holds the link: its changes can change the query.
+    let model: String
 }
 
 extension Query {
@@ -30,7 +34,7 @@ extension Query {
             targets: { (scope) throws(StoreError) in [try scope.primaryKey(id, of: P.Target.self)] },
             describe: { (scope) throws(StoreError) in
                 "\(P.Target.schema.name) \(KeyEncoding.describe(try scope.primaryKey(id, of: P.Target.self)))"
-            })
+            }, targetsRead: [])
     }
 
     /// The records whose link `path` leads to any of the records `targets` finds, each record once: "people who
@@ -51,7 +55,7 @@ extension Query {
                 let plan = try targets.describe(
                     try targets.plan(info: info, context: scope), info: info, context: scope)
                 return "the \(info.name) records found by (\(plan))"
-            })
+            }, targetsRead: targets.modelsRead)
     }
 
     /// The records whose link `path` leads to any of `targets` (a `Results`, an array), each record once.
@@ -64,7 +68,7 @@ extension Query {
             targets: { (scope) throws(StoreError) in
                 try ids.map { (id) throws(StoreError) in try scope.primaryKey(id, of: P.Target.self) }
             },
-            describe: { _ in "\(ids.count) given \(P.Target.schema.name) records" })
+            describe: { _ in "\(ids.count) given \(P.Target.schema.name) records" }, targetsRead: [])
     }
 
     /// Leaves out the records that any record of `S` links to through `path`: the orphans of a link, such as the
@@ -75,23 +79,24 @@ extension Query {
         let position = S.schema.links.firstIndex { $0.keyPath == path }
         let name = Index<S>.propertyName(path)
         query.exclusions.append(
-            LinkExclusion { (store) throws(StoreError) in
-                guard let position else { throw .linkNotDeclared(model: S.schema.name, property: name) }
-                return try store.info(for: S.self).links[position]
-            })
+            LinkExclusion(
+                link: { (store) throws(StoreError) in
+                    guard let position else { throw .linkNotDeclared(model: S.schema.name, property: name) }
+                    return try store.info(for: S.self).links[position]
+                }, model: S.storedName))
         return query
     }
 
     private func linking<P: LinkProperty>(
         via path: KeyPath<M, P> & Sendable, targets: @escaping @Sendable (ReadScope) throws(StoreError) -> [[UInt8]],
-        describe: @escaping @Sendable (ReadScope) throws(StoreError) -> String
+        describe: @escaping @Sendable (ReadScope) throws(StoreError) -> String, targetsRead: Set<String>
     ) -> Query {
         var query = self
         let position = M.schema.links.firstIndex { $0.keyPath == path }
         query.linkFilter = LinkFilter(
             position: position.map { .success($0) }
                 ?? .failure(.linkNotDeclared(model: M.schema.name, property: Index<M>.propertyName(path))),
-            targets: targets, describeTargets: describe)
+            targets: targets, describeTargets: describe, targetsRead: targetsRead)
         return query
     }
 

@@ -71,6 +71,37 @@ struct ResultsChangesTests {
         #expect(changes.queryRuns == 2, "the initial run and the one after the commit that touched Item")
     }
 
+    struct Pup: Model {
+        var id: Int
+        var age: Int
+        static let schema = Schema<Pup>(indexes: [.index(\.age)])
+    }
+
+    struct Owner: Model {
+        var id: Int
+        var pups: [Link<Pup>]
+        static let schema = Schema<Owner>(links: [.link(\.pups)])
+    }
+
+    @Test func aQueryThatFollowsBacklinksWakesForTheTargetsModelToo() async throws {
+        let store = try folder.store([Pup.self, Owner.self, Other.self])
+        try await store.write { tx in
+            try tx.insert(Pup(id: 1, age: 1))
+            try tx.insert(Pup(id: 2, age: 5))
+            try tx.insert(Owner(id: 10, pups: [Link(id: 1)]))
+            try tx.insert(Owner(id: 20, pups: [Link(id: 2)]))
+        }
+        let owners = store.objects(Owner.self).backlinking(store.objects(Pup.self).where(\.age >= 3), via: \.pups)
+        var changes = store.changes(of: owners).makeAsyncIterator()
+        #expect(try await changes.next()?.results.map(\.id) == [20])
+        try await store.write { tx in try tx.insert(Other(id: 1)) }
+        // Only a pup changed, and its owner now has a pup aged 3 or more.
+        try await store.write { tx in try tx.update(Pup(id: 1, age: 3)) }
+        let change = try #require(try await changes.next())
+        #expect(change.results.map(\.id) == [10, 20] && change.insertedIDs == [10])
+        #expect(changes.queryRuns == 2, "the commit to Other did not run the query")
+    }
+
     @Test func aSlowConsumerGetsTheNewestResultsOnce() async throws {
         let store = try store()
         var changes = store.changes(of: store.objects(Item.self).where(\.rank >= 0)).makeAsyncIterator()

@@ -116,26 +116,14 @@ public struct ResultsChanges<M: Model>: AsyncSequence, Sendable {
 }
 
 extension Query {
-    /// The models whose changes can change this query's results: its own, and, when it follows links, any (the link
-    /// filters' models are not named yet, so every commit counts).
-    var modelsRead: ModelsRead {
-        linkFilter == nil && exclusions.isEmpty ? .only([M.storedName]) : .all
-    }
-}
-
-/// The models a query depends on.
-enum ModelsRead {
-    case only([String])
-    case all
-}
-
-extension ChangedRecords {
-    /// Whether a change to these records can change a query that reads `models`.
-    func touches(_ models: ModelsRead) -> Bool {
-        switch models {
-        case .only(let names): touches(names)
-        case .all: !byModel.isEmpty
-        }
+    /// The models whose changes can change this query's results: its own, the models of the targets it follows
+    /// backlinks to, and the models whose links it excludes. A query that reads a closure (`filter`) reads only
+    /// the records of its own model.
+    var modelsRead: Set<String> {
+        var read: Set<String> = [M.storedName]
+        if let linkFilter { read.formUnion(linkFilter.targetsRead) }
+        for exclusion in exclusions { read.insert(exclusion.model) }
+        return read
     }
 }
 
