@@ -122,7 +122,9 @@ public final class Store: Sendable {
         }
         if let committed {
             committed.publishCommitted()
-            if let version = committed.committedVersion { core.commits.notify(version: version) }
+            if let version = committed.committedVersion {
+                core.commits.notify(version: version, models: committed.changedModels)
+            }
         }
         return result
     }

@@ -18,6 +18,11 @@ extension Transaction {
     }
 }
 
+extension Transaction {
+    /// The stored names of the models this transaction changed.
+    var changedModels: Set<String> { Set(changes.byModel.keys) }
+}
+
 extension ChangeLog {
     /// The log's key for a version: big-endian, so the log is in version order.
     static func key(_ version: UInt64) -> [UInt8] { withUnsafeBytes(of: version.bigEndian, Array.init) }

@@ -81,7 +81,8 @@ public struct ObjectChanges<M: Model>: AsyncSequence, Sendable {
                         return .changed(value, properties: fields(previous))
                     }
                 }
-                await store.core.commits.wait(beyond: newest, orAtMost: ResultsChanges<M>.pollInterval)
+                await store.core.commits.wait(
+                    beyond: newest, reading: [M.storedName], orAtMost: ResultsChanges<M>.pollInterval)
             }
             return nil
         }

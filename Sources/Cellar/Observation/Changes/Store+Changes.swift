@@ -70,7 +70,8 @@ public struct ResultsChanges<M: Model>: AsyncSequence, Sendable {
                     }
                     continue
                 }
-                await store.core.commits.wait(beyond: newest, orAtMost: ResultsChanges.pollInterval)
+                await store.core.commits.wait(
+                    beyond: newest, reading: query.modelsRead, orAtMost: ResultsChanges.pollInterval)
             }
             return nil
         }
