@@ -19,8 +19,8 @@ final class StoreCore: Sendable {
     let schemaGeneration = Atomic<UInt64>(0)
     /// The newest transaction whose schema generation was checked, so that reads check only after a new commit.
     let checkedTransaction = Atomic<UInt64>(0)
-    /// Wakes observers after each commit this process makes.
-    let commits = CommitSignal()
+    /// Wakes observers after each commit of this process, and polls for other processes' commits while they wait.
+    let commits: CommitSignal
     /// Serialises `write` calls made with `await`, off the caller's thread.
     let writerQueue: DispatchQueue
     /// The key of this core in the registry of open files.
@@ -41,8 +41,11 @@ final class StoreCore: Sendable {
         self.changeLog = databases.changeLog
         self.registryKey = registryKey
         self.modelsByName = Mutex([:])
+        self.commits = CommitSignal()
         self.writerQueue = DispatchQueue(label: "Cellar writer \(directory.path)", qos: .userInitiated)
         writerQueue.setSpecific(key: Self.writerQueueKey, value: ())
+        // Held weakly: while the poll reads, the store (and so its open environment) is alive.
+        commits.readNewestVersion { [weak self] in self?.environment.info.lastTransactionID ?? 0 }
     }
 
     /// Marks the writer queue, so code (and tests) can tell whether they run on it.

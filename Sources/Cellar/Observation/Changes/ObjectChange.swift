@@ -81,8 +81,7 @@ public struct ObjectChanges<M: Model>: AsyncSequence, Sendable {
                         return .changed(value, properties: fields(previous))
                     }
                 }
-                await store.core.commits.wait(
-                    beyond: newest, reading: [M.storedName], orAtMost: ResultsChanges<M>.pollInterval)
+                await store.core.commits.wait(beyond: newest, reading: [M.storedName])
             }
             return nil
         }

@@ -13,13 +13,11 @@
 /// never a queue of every version in between. Ending the loop or cancelling its task stops the observation.
 ///
 /// Commits of this process wake the sequence at once. Commits of other processes (an app extension, a tool) are found
-/// by looking at the store's newest version every `pollInterval` while a consumer waits (reading the meta page, about
-/// a microsecond), or at once after `store.checkForChanges()`; their change log makes the change set as precise as
-/// for this process's commits.
+/// by one poll per store while anyone waits: every 50 ms it reads the store's newest version (LMDB's meta page, about
+/// a microsecond); `store.checkForChanges()` looks at once. Their change log makes the change set as precise as for
+/// this process's commits.
 public struct ResultsChanges<M: Model>: AsyncSequence, Sendable {
     public typealias Element = CollectionChange<M>
-    /// How often a waiting consumer looks for commits of other processes.
-    public static var pollInterval: Duration { .milliseconds(50) }
     let store: Store
     let query: Query<M>
 
@@ -70,8 +68,7 @@ public struct ResultsChanges<M: Model>: AsyncSequence, Sendable {
                     }
                     continue
                 }
-                await store.core.commits.wait(
-                    beyond: newest, reading: query.modelsRead, orAtMost: ResultsChanges.pollInterval)
+                await store.core.commits.wait(beyond: newest, reading: query.modelsRead)
             }
             return nil
         }
