@@ -284,4 +284,5 @@ let benchmarks: @Sendable () -> Void = {
     queryBenchmarks()
     relationBenchmarks()
     migrationBenchmarks()
+    observationBenchmarks()
 }

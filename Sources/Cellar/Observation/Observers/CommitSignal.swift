@@ -22,6 +22,14 @@ final class CommitSignal: Sendable {
         var isPolling = false
         var nextWaiter = 0
         var waiters: [Int: Waiter] = [:]
+        /// The waiters of each model, so that a commit finds its waiters without looking at the others.
+        var waitersByModel: [String: Set<Int>] = [:]
+
+        mutating func remove(_ id: Int) -> Waiter? {
+            guard let waiter = waiters.removeValue(forKey: id) else { return nil }
+            for model in waiter.models { waitersByModel[model]?.remove(id) }
+            return waiter
+        }
     }
 
     private let state = Mutex(State())
@@ -49,12 +57,13 @@ final class CommitSignal: Sendable {
             } else {
                 state.latest = Swift.max(state.latest, version)
             }
-            var woken: [CheckedContinuation<Void, Never>] = []
-            for (id, waiter) in state.waiters where models.map({ !$0.isDisjoint(with: waiter.models) }) ?? true {
-                woken.append(waiter.continuation)
-                state.waiters[id] = nil
+            let ids: [Int]
+            if let models {
+                ids = Array(Set(models.flatMap { state.waitersByModel[$0] ?? [] }))
+            } else {
+                ids = Array(state.waiters.keys)
             }
-            return woken
+            return ids.compactMap { state.remove($0)?.continuation }
         }
         for continuation in woken { continuation.resume() }
     }
@@ -72,6 +81,7 @@ final class CommitSignal: Sendable {
                     let missed = models.contains { (state.latestByModel[$0] ?? 0) > version }
                     guard state.latest <= version, !missed, !Task.isCancelled else { return (true, false) }
                     state.waiters[id] = Waiter(models: models, continuation: continuation)
+                    for model in models { state.waitersByModel[model, default: []].insert(id) }
                     state.known = Swift.max(state.known, version)
                     defer { state.isPolling = true }
                     return (false, !state.isPolling)
@@ -80,7 +90,7 @@ final class CommitSignal: Sendable {
                 if startPoll { Task.detached { await self.poll() } }
             }
         } onCancel: {
-            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+            let waiter = state.withLock { $0.remove(id) }
             waiter?.continuation.resume()
         }
     }
