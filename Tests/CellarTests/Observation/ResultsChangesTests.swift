@@ -99,6 +99,7 @@ struct ResultsChangesTests {
         try await store.write { tx in try tx.update(Pup(id: 1, age: 3)) }
         let change = try #require(try await changes.next())
         #expect(change.results.map(\.id) == [10, 20] && change.insertedIDs == [10])
+        #expect(change.modifications.isEmpty, "no owner was written")
         #expect(changes.queryRuns == 2, "the commit to Other did not run the query")
     }
 

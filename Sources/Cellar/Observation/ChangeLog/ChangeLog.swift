@@ -66,6 +66,12 @@ struct ChangedRecords: Sendable {
     /// The keys of `model` that changed; `nil` when it changed wholesale (or not at all: ask `touches` first).
     func keys(of model: String) -> Set<KeyBytes>? { byModel[model] ?? nil }
 
+    /// Whether the record of `model` with `key` may have changed: it is listed, or its model changed wholesale.
+    func mayHaveChanged(_ key: KeyBytes, of model: String) -> Bool {
+        guard let changed = byModel[model] else { return false }
+        return changed?.contains(key) ?? true
+    }
+
     /// Adds one logged transaction; `false` when its bytes are damaged.
     mutating func add(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var reader = ByteReader(bytes)

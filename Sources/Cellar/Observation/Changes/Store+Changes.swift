@@ -60,7 +60,7 @@ public struct ResultsChanges<M: Model>: AsyncSequence, Sendable {
                         let model = M.storedName
                         let change = CollectionChange(
                             from: current.results, oldKeys: current.keys, to: results, newKeys: keys,
-                            isChanged: { key in changed?.keys(of: model).map { $0.contains(key) } ?? true })
+                            isChanged: { key in changed?.mayHaveChanged(key, of: model) ?? true })
                         current = (results, keys)
                         checkedVersion = results.version.rawValue
                         self.delivered = current
