@@ -104,7 +104,8 @@ struct Place: Codable, Sendable {
     var level: Int?
 }
 
-// Ten models of an app, each with a few properties of common kinds, a nested value and an index.
+// Ten models of an app, each with a few properties of common kinds, a nested value and an index. Written out, not
+// generic: a generic model can only have a computed `schema`, rebuilt (key paths named) at every access.
 struct Shelf0: Model {
     var id: String
     var title: String

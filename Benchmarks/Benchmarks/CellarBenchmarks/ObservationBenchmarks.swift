@@ -45,7 +45,8 @@ func update(_ dog: Dog, in store: Store) throws {
 
 func observationBenchmarks() {
     for observers in [0, 10, 1_000] {
-        Benchmark("commit \(observedCommits) one-record transactions, \(observers) observers of another model: Cellar") {
+        Benchmark("commit \(observedCommits) one-record transactions, \(observers) observers of another model: Cellar")
+        {
             benchmark in
             let store = try Store.inMemory(.init(models: [Dog.self, Kennel.self], durability: .none))
             let tasks = try await idleObservers(observers, of: store)

@@ -196,7 +196,9 @@ final class StoreCore: Sendable {
                 } else {
                     try txn.put(meta, key: formatKey, value: [formatVersion])
                 }
-                return CoreDatabases(meta: meta, changeLog: try txn.createDatabase(named: "_changes"))
+                let changeLog = try txn.createDatabase(named: "_changes")
+                try dropChangeLogFromAnotherLife(changeLog, in: txn)
+                return CoreDatabases(meta: meta, changeLog: changeLog)
             }
         } catch {
             environment.close()

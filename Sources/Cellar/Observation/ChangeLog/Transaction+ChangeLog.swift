@@ -29,6 +29,19 @@ extension ChangeLog {
 }
 
 extension StoreCore {
+    /// Drops change-log entries of versions this file never committed: a compacted copy (`compact(to:)`) starts again
+    /// at version 1 with the log of the original, whose entries would otherwise be read as changes of the copy.
+    static func dropChangeLogFromAnotherLife(_ log: Database, in txn: WriteTransaction) throws {
+        let newest = ChangeLog.key(txn.id - 1)
+        var stale: [[UInt8]] = []
+        try txn.walk(log, descending: true) { entry in
+            guard newest.lexicographicallyPrecedes(entry.key) else { return false }
+            stale.append(Array(entry.key))
+            return true
+        }
+        for key in stale { _ = try txn.delete(log, key: key) }
+    }
+
     /// The records changed after version `after` up to and including `through`, read in `txn` (which sees
     /// `through`); `nil` when the log no longer reaches back that far or is damaged: read everything again then.
     func changedRecords(after: UInt64, through: UInt64, in txn: ReadTransaction) throws -> ChangedRecords? {

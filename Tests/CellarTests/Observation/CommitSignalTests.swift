@@ -1,0 +1,56 @@
+import Synchronization
+import Testing
+
+@testable import Cellar
+
+/// The wake-ups behind observation, without a store: who is woken by which commit, and the poll for other processes.
+@Suite("Observation: the commit signal", .timeLimit(.minutes(1)))
+struct CommitSignalTests {
+    /// Starts a waiter for `models` and returns a task that ends when it is woken.
+    func waiter(_ signal: CommitSignal, beyond version: UInt64, reading models: Set<String>) -> Task<Void, Never> {
+        Task { await signal.wait(beyond: version, reading: models) }
+    }
+
+    /// Whether `task` ended within a short while.
+    func ended(_ task: Task<Void, Never>) async -> Bool {
+        let done = Mutex(false)
+        let watcher = Task {
+            await task.value
+            done.withLock { $0 = true }
+        }
+        try? await Task.sleep(for: .milliseconds(100))
+        watcher.cancel()
+        return done.withLock { $0 }
+    }
+
+    @Test func aCommitWakesOnlyTheWaitersOfTheModelsItChanged() async {
+        // An hour between polls: only notifications wake anyone here.
+        let signal = CommitSignal(pollInterval: .seconds(3_600))
+        let dogs = waiter(signal, beyond: 1, reading: ["Dog"])
+        let cats = waiter(signal, beyond: 1, reading: ["Cat", "Person"])
+        try? await Task.sleep(for: .milliseconds(50))
+        signal.notify(version: 2, models: ["Dog"])
+        #expect(await ended(dogs))
+        #expect(await !ended(cats))
+        // Unknown models (a commit of another process, checkForChanges): everyone.
+        signal.notify(version: 3)
+        #expect(await ended(cats))
+    }
+
+    @Test func aWaiterThatArrivesAfterACommitOfItsModelReturnsAtOnce() async {
+        let signal = CommitSignal(pollInterval: .seconds(3_600))
+        signal.notify(version: 5, models: ["Dog"])
+        #expect(await ended(waiter(signal, beyond: 4, reading: ["Dog"])))
+        #expect(await !ended(waiter(signal, beyond: 4, reading: ["Cat"])))
+    }
+
+    @Test func thePollWakesEveryoneWhenAnotherProcessCommitted() async {
+        let signal = CommitSignal(pollInterval: .milliseconds(10))
+        let newest = Atomic<UInt64>(7)
+        signal.readNewestVersion { newest.load(ordering: .relaxed) }
+        let cats = waiter(signal, beyond: 7, reading: ["Cat"])
+        #expect(await !ended(cats), "no new version: the poll wakes no one")
+        newest.store(8, ordering: .relaxed)
+        #expect(await ended(cats))
+    }
+}
