@@ -1,3 +1,4 @@
+import Foundation
 import LMDB
 
 /// How a query reads its records, chosen from the schema's indexes.
@@ -11,6 +12,12 @@ struct QueryPlan {
         case indexOrder(position: Int)
         /// The records that link to the query's targets, from the backlink index of the link at `position`.
         case backlinks(position: Int)
+
+        /// Whether the records come in primary-key order.
+        var readsPrimaryKeyOrder: Bool {
+            if case .records = self { return true }
+            return false
+        }
     }
 
     let access: Access
@@ -160,6 +167,10 @@ extension Query {
             entries.append((key, bytes))
             return true
         }
+        if !plan.isOrdered, !plan.access.readsPrimaryKeyOrder {
+            // The in-memory sort breaks ties by primary key, so the order does not depend on the plan.
+            entries.sort { Self.precedes($0.key, $1.key) }
+        }
         let keep =
             plan.indexDecides
             ? nil : predicate.map { predicate in { @Sendable (value: M) in predicate.evaluate(value) } }
@@ -178,9 +189,11 @@ extension Query {
         return skipCount >= end ? [] : Array(values[skipCount..<end])
     }
 
-    /// Sorts by the order-preserving keys of the sort properties, component by component; ties keep the order
-    /// the plan read them in (primary-key order for a scan).
+    /// Sorts by the order-preserving keys of the sort properties, component by component, then by primary key in
+    /// the direction of the last sort key (as reading a one-property index in either direction does). `values` come in
+    /// primary-key order.
     private func sortedInMemory(_ values: [M]) throws(StoreError) -> [M] {
+        let lastAscending = ordering.last?.ascending ?? true
         let keys = try values.map { (value) throws(StoreError) in
             try ordering.map { (sort) throws(StoreError) in try sort.key(value) }
         }
@@ -190,9 +203,19 @@ extension Query {
                 if a == b { continue }
                 return a.lexicographicallyPrecedes(b) == sort.ascending
             }
-            return lhs < rhs
+            return lastAscending ? lhs < rhs : lhs > rhs
         }
         return order.map { values[$0] }
+    }
+
+    /// Whether key bytes `a` sort before `b`, as LMDB orders keys.
+    private static func precedes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+        let common = Swift.min(a.count, b.count)
+        if common > 0, let x = a.baseAddress, let y = b.baseAddress {
+            let compared = memcmp(x, y, common)
+            if compared != 0 { return compared < 0 }
+        }
+        return a.count < b.count
     }
 
     /// Hands `body` each candidate record (primary key and bytes) in the plan's order until it returns `false`.

@@ -7,7 +7,7 @@
 /// Records are decoded inside the query's read transaction, straight from the mapped pages, so a damaged record
 /// is a `StoreError` thrown by the query, and reading an element can never fail.
 public struct Results<M: Model>: RandomAccessCollection, Sendable {
-    private let elements: [M]
+    let elements: [M]
     /// The version the records come from.
     public let version: StoreVersion
     private let query: Query<M>

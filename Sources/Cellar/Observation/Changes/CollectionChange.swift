@@ -35,14 +35,14 @@ public struct CollectionChange<M: Model>: Sendable {
     }
 
     /// The change from `old` to `new`, whose records have primary keys `oldKeys` and `newKeys`; `isChanged` says
-    /// which of the records in both were written meanwhile.
+    /// which of the records in both changed, given its key and its old and new values.
     ///
     /// Records in both keep their place unless their order relative to the others changed: the longest run of them
     /// in the same order stays, the rest are moves (a deletion and an insertion), so the change is the smallest of
     /// that kind.
     init(
         from old: Results<M>, oldKeys: [KeyBytes], to new: Results<M>, newKeys: [KeyBytes],
-        isChanged: (KeyBytes) -> Bool
+        isChanged: (KeyBytes, M, M) -> Bool
     ) {
         var oldPositions: [KeyBytes: Int] = [:]
         oldPositions.reserveCapacity(oldKeys.count)
@@ -61,7 +61,7 @@ public struct CollectionChange<M: Model>: Sendable {
         var modifiedIDs: [M.ID] = []
         for (position, pair) in common.enumerated() {
             kept.insert(pair.old)
-            let changed = isChanged(newKeys[pair.new])
+            let changed = isChanged(newKeys[pair.new], old[pair.old], new[pair.new])
             if changed { modifiedIDs.append(new[pair.new].id) }
             if stays.contains(position) {
                 if changed { modifications.append(pair) }
@@ -87,7 +87,7 @@ public struct CollectionChange<M: Model>: Sendable {
         self.modifiedIDs = modifiedIDs
     }
 
-    private init(
+    init(
         results: Results<M>, isInitial: Bool, deletions: [Int], insertions: [Int], modifications: [Int],
         modificationsInNewResults: [Int], insertedIDs: [M.ID], deletedIDs: [M.ID], modifiedIDs: [M.ID]
     ) {

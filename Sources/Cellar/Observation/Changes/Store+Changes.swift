@@ -20,95 +20,67 @@ public struct ResultsChanges<M: Model>: AsyncSequence, Sendable {
     public typealias Element = CollectionChange<M>
     let store: Store
     let query: Query<M>
+    let properties: PropertyFilter<M>
 
-    public func makeAsyncIterator() -> Iterator { Iterator(store: store, query: query) }
+    public func makeAsyncIterator() -> Iterator { Iterator(store: store, query: query, properties: properties) }
 
     /// Delivers the changes; see `ResultsChanges`.
     public struct Iterator: AsyncIteratorProtocol {
         let store: Store
         let query: Query<M>
-        private var delivered: (results: Results<M>, keys: [KeyBytes])?
+        let properties: PropertyFilter<M>
+        /// The delivered results; `nil` before the first delivery.
+        private(set) var reducer: ResultsReducer<M>?
         /// The newest version known not to change the delivered results.
         private var checkedVersion: UInt64 = 0
-        /// How many times the query ran: the cost the change log saves.
-        private(set) var queryRuns = 0
 
-        init(store: Store, query: Query<M>) {
+        /// How many times the query ran in full.
+        @_spi(Benchmarks) public var queryRuns: Int { reducer?.queryRuns ?? 0 }
+        /// How many records the latest delivery decoded.
+        @_spi(Benchmarks) public var recordsDecoded: Int { reducer?.recordsDecoded ?? 0 }
+
+        init(store: Store, query: Query<M>, properties: PropertyFilter<M>) {
             self.store = store
             self.query = query
+            self.properties = properties
         }
 
         public mutating func next() async throws -> CollectionChange<M>? {
             guard !Task.isCancelled else { return nil }
-            guard let delivered else {
-                let results = try query.results()
-                queryRuns += 1
-                self.delivered = (results, try Self.keys(of: results))
-                checkedVersion = results.version.rawValue
-                return .initial(results)
+            guard var reducer else {
+                let (query, properties) = (self.query, self.properties)
+                let reducer = try store.withSnapshot { (snapshot) throws(StoreError) in
+                    try ResultsReducer(query, properties: properties, in: snapshot)
+                }
+                self.reducer = reducer
+                checkedVersion = reducer.results.version.rawValue
+                return .initial(reducer.results)
             }
-            var current = delivered
+            defer { self.reducer = reducer }
             while !Task.isCancelled {
                 let newest = store.version.rawValue
                 if newest > checkedVersion {
-                    switch try evaluate(after: current.results.version.rawValue) {
-                    case .unchanged(let version):
-                        checkedVersion = version
-                    case .changed(let results, let changed):
-                        queryRuns += 1
-                        let keys = try Self.keys(of: results)
-                        let model = M.storedName
-                        let change = CollectionChange(
-                            from: current.results, oldKeys: current.keys, to: results, newKeys: keys,
-                            isChanged: { key in changed?.mayHaveChanged(key, of: model) ?? true })
-                        current = (results, keys)
-                        checkedVersion = results.version.rawValue
-                        self.delivered = current
-                        if !change.isEmpty { return change }
+                    let (store, modelsRead) = (self.store, query.modelsRead)
+                    let delivered = reducer.results.version.rawValue
+                    let change = try store.withSnapshot { (snapshot) throws(StoreError) -> CollectionChange<M>? in
+                        let txn = try snapshot.lmdb
+                        let changed = try store.core.run("read the change log") {
+                            try store.core.changedRecords(after: delivered, through: txn.id, in: txn)
+                        }
+                        if let changed, !changed.touches(modelsRead) {
+                            checkedVersion = txn.id
+                            return nil
+                        }
+                        let change = try reducer.advance(in: snapshot, changed: changed)
+                        checkedVersion = txn.id
+                        return change
                     }
+                    if let change, !change.isEmpty { return change }
                     continue
                 }
                 await store.core.commits.wait(beyond: newest, reading: query.modelsRead)
             }
             return nil
-        }
-
-        private enum Evaluation {
-            /// Nothing the query reads changed up to this version.
-            case unchanged(UInt64)
-            /// The query's new results, and what changed since the delivered ones (`nil`: unknown, all of it).
-            case changed(Results<M>, ChangedRecords?)
-        }
-
-        /// Reads, in one snapshot, what changed since `version` and, when it touches the query, the new results.
-        private func evaluate(after version: UInt64) throws(StoreError) -> Evaluation {
-            let store = self.store
-            let query = self.query
-            return try store.withSnapshot { (snapshot) throws(StoreError) -> Evaluation in
-                let txn = try snapshot.lmdb
-                let newest = txn.id
-                let changed = try store.core.run("read the change log") {
-                    try store.core.changedRecords(after: version, through: newest, in: txn)
-                }
-                if let changed, !changed.touches(query.modelsRead) { return .unchanged(newest) }
-                let results = Results(
-                    try query.execute(in: snapshot, info: try store.info(for: M.self)),
-                    version: StoreVersion(rawValue: newest), query: query)
-                return .changed(results, changed)
-            }
-        }
-
-        private static func keys(of results: Results<M>) throws(StoreError) -> [KeyBytes] {
-            var keys: [KeyBytes] = []
-            keys.reserveCapacity(results.count)
-            for value in results {
-                do {
-                    keys.append(KeyBytes(try KeyEncoding.key(value.id)))
-                } catch {
-                    throw .invalidKey(model: M.storedName, reason: "\(error)")
-                }
-            }
-            return keys
         }
     }
 }
@@ -134,7 +106,13 @@ extension Store {
 
     /// The changes of `query`'s results: first its results, then, after each commit that can change them, the new
     /// results with the indexes and ids of what was deleted, inserted and modified (see `CollectionChange`).
-    public func changes<M: Model>(of query: Query<M>) -> ResultsChanges<M> {
-        ResultsChanges(store: self, query: query.onStore(self))
+    ///
+    /// With `keyPaths`, a record counts as modified only when one of those properties changed (compared with `==`),
+    /// as Realm's `observe(keyPaths:)`: a commit that changes only other properties, and moves nothing, delivers
+    /// nothing. Records entering and leaving the results are always delivered.
+    public func changes<M: Model>(
+        of query: Query<M>, keyPaths: [PartialKeyPath<M> & Sendable] = []
+    ) -> ResultsChanges<M> {
+        ResultsChanges(store: self, query: query.onStore(self), properties: PropertyFilter(paths: keyPaths))
     }
 }

@@ -1,0 +1,301 @@
+import LMDB
+
+/// The results an observer delivered last, and how to get from them to the next ones.
+///
+/// When a commit lists the records it wrote (the change log does, up to `ChangeLog.keyLimit` per model), only those
+/// records are read: each is placed among the delivered ones by its key in the results' total order
+/// (`ResultOrder`), found by binary search, so one changed row of 100,000 sorted records costs a few dozen key
+/// comparisons and one decode, not a run of the query. The query runs again when that cannot be exact: a limit,
+/// an offset or `distinct` (a record entering can push another out), a query that follows links (its records
+/// change with their targets), a model changed wholesale, a change to another model the query reads, a plan that
+/// now orders differently, or more changed records than a run would read.
+struct ResultsReducer<M: Model> {
+    let query: Query<M>
+    let properties: PropertyFilter<M>
+    private(set) var results: Results<M>
+    /// How many records the last reduction decoded: the cost the change log saves.
+    private(set) var recordsDecoded = 0
+    /// How many times the query ran in full.
+    private(set) var queryRuns = 0
+    /// The plan's order and each delivered record's key in it, by primary key; `nil` when changes cannot be placed
+    /// (see above), so the query runs again.
+    private var placement: (order: ResultOrder<M>, keys: [KeyBytes: [UInt8]])?
+
+    /// Runs the query in `snapshot`: the first delivery.
+    init(_ query: Query<M>, properties: PropertyFilter<M>, in snapshot: ReadScope) throws(StoreError) {
+        self.query = query
+        self.properties = properties
+        let info = try snapshot.store.info(for: M.self)
+        let plan = try query.plan(info: info, context: snapshot)
+        results = Results(
+            try query.execute(in: snapshot, info: info), version: StoreVersion(rawValue: try snapshot.lmdb.id),
+            query: query)
+        queryRuns = 1
+        recordsDecoded = results.count
+        placement = try Self.placement(of: results, query: query, plan: plan)
+    }
+
+    /// Moves to the version of `snapshot`, given what changed since the delivered results (`nil`: unknown), and
+    /// returns the change; an empty one when nothing the observer sees changed.
+    mutating func advance(in snapshot: ReadScope, changed: ChangedRecords?) throws(StoreError) -> CollectionChange<M> {
+        let info = try snapshot.store.info(for: M.self)
+        let plan = try query.plan(info: info, context: snapshot)
+        let version = StoreVersion(rawValue: try snapshot.lmdb.id)
+        if let changed, let placement, let keys = incrementalKeys(changed, count: results.count),
+            ResultOrder(query, plan: plan)?.identity == placement.order.identity,
+            let change = try place(keys, order: placement.order, in: snapshot, info: info, version: version)
+        {
+            return change
+        }
+        let new = Results(try query.execute(in: snapshot, info: info), version: version, query: query)
+        queryRuns += 1
+        recordsDecoded = new.count
+        let change = CollectionChange(
+            from: results, oldKeys: try Self.primaryKeys(of: results), to: new, newKeys: try Self.primaryKeys(of: new),
+            isChanged: { (key, old, new) in
+                changed?.mayHaveChanged(key, of: M.storedName) ?? true && properties.differ(old, new)
+            })
+        results = new
+        placement = try Self.placement(of: new, query: query, plan: plan)
+        return change
+    }
+
+    /// The keys to place, when a query of this shape can take the change record by record.
+    private func incrementalKeys(_ changed: ChangedRecords, count: Int) -> Set<KeyBytes>? {
+        guard query.linkFilter == nil, query.limitCount == nil, query.skipCount == 0, query.distinctKey == nil,
+            !changed.touches(query.modelsRead.subtracting([M.storedName])),
+            let keys = changed.keys(of: M.storedName), keys.count <= Swift.max(64, count / 4)
+        else { return nil }
+        return keys
+    }
+
+    // MARK: Placing changed records
+
+    /// One changed record that was in the delivered results and still is.
+    private struct Kept {
+        let oldIndex: Int
+        let value: M
+        let key: [UInt8]
+    }
+
+    /// One record entering the results (inserted, newly matching, or moved) and where.
+    private struct Entering {
+        let value: M
+        let key: [UInt8]
+        /// The delivered value of a record that moved; `nil` for one that was not in the results.
+        let previous: M?
+    }
+
+    /// Reads each changed record, places it, and builds the new results and the change; `nil` when the delivered
+    /// results do not hold a record where its key says (which would be a bug: the query then runs again).
+    private mutating func place(
+        _ changedKeys: Set<KeyBytes>, order: ResultOrder<M>, in snapshot: ReadScope, info: ModelInfo,
+        version: StoreVersion
+    ) throws(StoreError) -> CollectionChange<M>? {
+        // Taken out while it changes, so it is not copied; a failure leaves none, and the next change runs the query.
+        guard var placed = placement?.keys else { return nil }
+        placement = nil
+        let old = results.elements
+        let txn = try snapshot.lmdb
+        let exclusions = try query.exclusions.map { (exclusion) throws(StoreError) in
+            try exclusion.link(snapshot.store)
+        }
+        var dictionary = try snapshot.dictionary(for: info)
+        var leaving: [Int] = []
+        var kept: [Kept] = []
+        var entering: [Entering] = []
+        var decoded = 0
+        for primaryKey in changedKeys {
+            var current: M?
+            let bytes: UnsafeRawBufferPointer?
+            do { bytes = try txn.get(info.records, key: primaryKey.bytes) } catch {
+                throw snapshot.lmdbError(error, "read")
+            }
+            if let bytes {
+                let value = try snapshot.decode(
+                    M.self, bytes, key: primaryKey.bytes, info: info, dictionary: &dictionary)
+                decoded += 1
+                var excluded = false
+                for link in exclusions where !excluded {
+                    do { excluded = try txn.get(link.database, key: primaryKey.bytes) != nil } catch {
+                        throw snapshot.lmdbError(error, "read")
+                    }
+                }
+                if !excluded, query.predicate?.evaluate(value) ?? true { current = value }
+            }
+            let newKey = try current.map { (value) throws(StoreError) in
+                try order.key(of: value, primaryKey: primaryKey.bytes)
+            }
+            if let oldKey = placed[primaryKey] {
+                let oldIndex = try Self.lowerBound(of: oldKey, in: old, order: order)
+                guard oldIndex < old.count,
+                    try order.key(of: old[oldIndex], primaryKey: try Self.primaryKey(of: old[oldIndex])) == oldKey
+                else { return nil }
+                if let current, let newKey {
+                    kept.append(Kept(oldIndex: oldIndex, value: current, key: newKey))
+                } else {
+                    leaving.append(oldIndex)
+                }
+            } else if let current, let newKey {
+                entering.append(Entering(value: current, key: newKey, previous: nil))
+            }
+            placed[primaryKey] = newKey
+        }
+        recordsDecoded = decoded
+
+        // A kept record stays in place when it has as many unchanged records before it as it had, and its order
+        // among the other staying records is the same; the rest move (a deletion and an insertion).
+        let changedOld = (leaving + kept.map(\.oldIndex)).sorted()
+        kept.sort { $0.oldIndex < $1.oldIndex }
+        var staying: [Kept] = []
+        var moving: [Kept] = []
+        for record in kept {
+            let slotBefore = record.oldIndex - Self.count(below: record.oldIndex, in: changedOld)
+            let bound = try Self.lowerBound(of: record.key, in: old, order: order)
+            let slotAfter = bound - Self.count(below: bound, in: changedOld)
+            if slotBefore == slotAfter { staying.append(record) } else { moving.append(record) }
+        }
+        let byKey = staying.indices.sorted { staying[$0].key.lexicographicallyPrecedes(staying[$1].key) }
+        var rank = [Int](repeating: 0, count: staying.count)
+        for (position, index) in byKey.enumerated() { rank[index] = position }
+        let inOrder = CollectionChange<M>.longestIncreasingRun(rank)
+        for (position, record) in staying.enumerated() where !inOrder.contains(position) { moving.append(record) }
+        staying = staying.indices.filter { inOrder.contains($0) }.map { staying[$0] }
+        entering += moving.map { Entering(value: $0.value, key: $0.key, previous: old[$0.oldIndex]) }
+        entering.sort { $0.key.lexicographicallyPrecedes($1.key) }
+
+        // The records that stay, with the staying ones' new values, then the entering ones merged in.
+        let removed = (leaving + moving.map(\.oldIndex)).sorted()
+        var remaining: [M] = []
+        remaining.reserveCapacity(old.count - removed.count)
+        var start = 0
+        for index in removed {
+            remaining += old[start..<index]
+            start = index + 1
+        }
+        remaining += old[start...]
+        for record in staying {
+            remaining[record.oldIndex - Self.count(below: record.oldIndex, in: removed)] = record.value
+        }
+        var bounds: [Int] = []
+        bounds.reserveCapacity(entering.count)
+        for record in entering { bounds.append(try Self.lowerBound(of: record.key, in: remaining, order: order)) }
+        var elements: [M] = []
+        elements.reserveCapacity(remaining.count + entering.count)
+        start = 0
+        for (record, bound) in zip(entering, bounds) {
+            elements += remaining[start..<bound]
+            elements.append(record.value)
+            start = bound
+        }
+        elements += remaining[start...]
+
+        // Indexes: insertions in the new results; a staying record's new index counts the entering ones before it.
+        let insertions = bounds.indices.map { bounds[$0] + $0 }
+        var modifications: [(old: Int, new: Int)] = []
+        var modifiedIDs: [(index: Int, id: M.ID)] = []
+        for record in staying where properties.differ(old[record.oldIndex], record.value) {
+            let index = record.oldIndex - Self.count(below: record.oldIndex, in: removed)
+            let newIndex = index + Self.count(below: index + 1, in: bounds)
+            modifications.append((record.oldIndex, newIndex))
+            modifiedIDs.append((newIndex, record.value.id))
+        }
+        var insertedIDs: [M.ID] = []
+        for (position, record) in entering.enumerated() {
+            if record.previous.map({ properties.differ($0, record.value) }) ?? false {
+                modifiedIDs.append((insertions[position], record.value.id))
+            } else if record.previous == nil {
+                insertedIDs.append(record.value.id)
+            }
+        }
+        let new = Results(elements, version: version, query: query)
+        results = new
+        placement = (order, placed)
+        return CollectionChange(
+            results: new, isInitial: false, deletions: removed, insertions: insertions,
+            modifications: modifications.map(\.old), modificationsInNewResults: modifications.map(\.new),
+            insertedIDs: insertedIDs, deletedIDs: leaving.sorted().map { old[$0].id },
+            modifiedIDs: modifiedIDs.sorted { $0.index < $1.index }.map(\.id))
+    }
+
+    // MARK: Helpers
+
+    /// The first position in `values` (sorted by `order`) whose key is not below `key`.
+    private static func lowerBound(of key: [UInt8], in values: [M], order: ResultOrder<M>) throws(StoreError) -> Int {
+        var low = 0
+        var high = values.count
+        while low < high {
+            let middle = (low + high) / 2
+            let probe = try order.key(of: values[middle], primaryKey: try primaryKey(of: values[middle]))
+            if probe.lexicographicallyPrecedes(key) { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    /// How many of the ascending `sorted` are below `bound`.
+    private static func count(below bound: Int, in sorted: [Int]) -> Int {
+        var low = 0
+        var high = sorted.count
+        while low < high {
+            let middle = (low + high) / 2
+            if sorted[middle] < bound { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    private static func primaryKey(of value: M) throws(StoreError) -> [UInt8] {
+        do { return try KeyEncoding.key(value.id) } catch { throw .invalidKey(model: M.storedName, reason: "\(error)") }
+    }
+
+    static func primaryKeys(of results: Results<M>) throws(StoreError) -> [KeyBytes] {
+        var keys: [KeyBytes] = []
+        keys.reserveCapacity(results.count)
+        for value in results { keys.append(KeyBytes(try primaryKey(of: value))) }
+        return keys
+    }
+
+    /// Each record's key in the plan's order, when the query's shape and plan allow placing changes and the records
+    /// do come in that order, each once.
+    private static func placement(
+        of results: Results<M>, query: Query<M>, plan: QueryPlan
+    ) throws(StoreError) -> (order: ResultOrder<M>, keys: [KeyBytes: [UInt8]])? {
+        guard query.linkFilter == nil, query.limitCount == nil, query.skipCount == 0, query.distinctKey == nil,
+            let order = ResultOrder(query, plan: plan)
+        else { return nil }
+        var keys: [KeyBytes: [UInt8]] = [:]
+        keys.reserveCapacity(results.count)
+        var previous: [UInt8]?
+        for value in results {
+            let primaryKey = try primaryKey(of: value)
+            let key = try order.key(of: value, primaryKey: primaryKey)
+            guard previous.map({ $0.lexicographicallyPrecedes(key) }) ?? true else { return nil }
+            keys[KeyBytes(primaryKey)] = key
+            previous = key
+        }
+        return (order, keys)
+    }
+}
+
+/// The properties an observer cares about (`keyPaths:`): a record changed only in others is not reported as
+/// modified. Empty: every property.
+struct PropertyFilter<M: Model>: Sendable {
+    // Key paths are immutable values; `PartialKeyPath` is just not declared `Sendable`.
+    nonisolated(unsafe) let paths: [PartialKeyPath<M>]
+
+    static var all: PropertyFilter { PropertyFilter(paths: []) }
+
+    /// Whether `old` and `new` differ in a listed property: compared with `==` where the property's type is
+    /// `Equatable`, and counted as changed where it is not.
+    func differ(_ old: M, _ new: M) -> Bool {
+        guard !paths.isEmpty else { return true }
+        return paths.contains { path in
+            guard let before = old[keyPath: path] as? any Equatable else { return true }
+            return !Self.equal(before, new[keyPath: path])
+        }
+    }
+
+    private static func equal<T: Equatable>(_ lhs: T, _ rhs: Any) -> Bool { (rhs as? T) == lhs }
+
+    /// The property names, for descriptions.
+    var names: [String] { paths.map { Index<M>.propertyName($0) } }
+}
