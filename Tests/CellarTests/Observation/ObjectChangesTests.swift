@@ -52,6 +52,27 @@ struct ObjectChangesTests {
         #expect(try await changes.next() == nil)
     }
 
+    @Test func keyPathsDeliverOnlyChangesOfTheListedProperties() async throws {
+        let store = try folder.store([Dog.self])
+        try await store.write { tx in try tx.insert(Dog(id: "taro", name: "Taro", age: 3)) }
+        var changes = store.changes(of: Dog.self, id: "taro", keyPaths: [\.name]).makeAsyncIterator()
+        _ = try await changes.next()
+        try await store.write { tx in try tx.update(Dog(id: "taro", name: "Taro", age: 4)) }
+        try await store.write { tx in try tx.update(Dog(id: "taro", name: "Taro", age: 5, nickname: "T")) }
+        try await store.write { tx in try tx.update(Dog(id: "taro", name: "Taro Yamada", age: 5, nickname: "T")) }
+        guard case .changed(let dog, let properties) = try await changes.next() else {
+            Issue.record("no change")
+            return
+        }
+        // The names say what changed since the previous delivery, the skipped commits included.
+        #expect(dog.name == "Taro Yamada" && properties == ["name", "age", "nickname"])
+        try await store.write { tx in _ = try tx.delete(Dog.self, id: "taro") }
+        guard case .deleted = try await changes.next() else {
+            Issue.record("a deletion is delivered whatever the key paths")
+            return
+        }
+    }
+
     @Test func anObjectThatDoesNotExistIsDeletedAtOnce() async throws {
         let store = try folder.store([Dog.self])
         var changes = store.changes(of: Dog.self, id: "nobody").makeAsyncIterator()

@@ -29,23 +29,27 @@ public struct ObjectChanges<M: Model>: AsyncSequence, Sendable {
     public typealias Element = ObjectChange<M>
     let store: Store
     let id: M.ID
+    let properties: PropertyFilter<M>
 
-    public func makeAsyncIterator() -> Iterator { Iterator(store: store, id: id) }
+    public func makeAsyncIterator() -> Iterator { Iterator(store: store, id: id, properties: properties) }
 
     /// Delivers the changes; see `ObjectChanges`.
     public struct Iterator: AsyncIteratorProtocol {
         let store: Store
         let id: M.ID
+        let properties: PropertyFilter<M>
         private var key: [UInt8]?
-        /// The bytes of the delivered value; `nil` before the first delivery.
-        private var delivered: [UInt8]?
-        private var deliveredVersion: UInt64 = 0
+        /// The bytes and value delivered last; `nil` before the first delivery.
+        private var delivered: (bytes: [UInt8], value: M)?
+        /// The version the object was last read at.
+        private var readVersion: UInt64 = 0
         private var checkedVersion: UInt64 = 0
         private var ended = false
 
-        init(store: Store, id: M.ID) {
+        init(store: Store, id: M.ID, properties: PropertyFilter<M>) {
             self.store = store
             self.id = id
+            self.properties = properties
         }
 
         public mutating func next() async throws -> ObjectChange<M>? {
@@ -64,7 +68,7 @@ public struct ObjectChanges<M: Model>: AsyncSequence, Sendable {
             while !Task.isCancelled {
                 let newest = store.version.rawValue
                 if delivered == nil || newest > checkedVersion {
-                    let reading = try read(key, after: delivered == nil ? nil : deliveredVersion)
+                    let reading = try read(key, after: delivered == nil ? nil : readVersion)
                     checkedVersion = reading.version
                     switch reading.state {
                     case .unchanged:
@@ -73,12 +77,15 @@ public struct ObjectChanges<M: Model>: AsyncSequence, Sendable {
                         ended = true
                         return .deleted
                     case .stored(let bytes, let value, let fields):
-                        let previous = delivered
-                        delivered = bytes
-                        deliveredVersion = reading.version
-                        guard let previous else { return .initial(value) }
-                        guard previous != bytes else { continue }
-                        return .changed(value, properties: fields(previous))
+                        readVersion = reading.version
+                        guard let previous = delivered else {
+                            delivered = (bytes, value)
+                            return .initial(value)
+                        }
+                        // Compared with what was delivered, which a change to other properties than `keyPaths` leaves.
+                        guard previous.bytes != bytes, properties.differ(previous.value, value) else { continue }
+                        delivered = (bytes, value)
+                        return .changed(value, properties: fields(previous.bytes))
                     }
                 }
                 await store.core.commits.wait(beyond: newest, reading: [M.storedName])
@@ -152,8 +159,10 @@ public struct ObjectChanges<M: Model>: AsyncSequence, Sendable {
 extension Store {
     /// The changes of the object of type `type` with id `id`: first its value, then after each commit that changed it
     /// the new value with the names of the changed properties, then `.deleted` when it is deleted, and the sequence
-    /// ends. See `ObjectChanges`.
-    public func changes<M: Model>(of type: M.Type, id: M.ID) -> ObjectChanges<M> {
-        ObjectChanges(store: self, id: id)
+    /// ends. With `keyPaths`, a commit that changed none of those properties delivers nothing. See `ObjectChanges`.
+    public func changes<M: Model>(
+        of type: M.Type, id: M.ID, keyPaths: [PartialKeyPath<M> & Sendable] = []
+    ) -> ObjectChanges<M> {
+        ObjectChanges(store: self, id: id, properties: PropertyFilter(paths: keyPaths))
     }
 }

@@ -27,11 +27,12 @@ public final class LiveResults<M: Model> {
     public private(set) var isLoaded = false
     @ObservationIgnored private var token: ObservationToken?
 
-    /// Results of `query` run on `store`, kept up to date.
-    public init(_ query: Query<M>, in store: Store) {
+    /// Results of `query` run on `store`, kept up to date; with `keyPaths`, only changes to those properties (and
+    /// records entering or leaving) replace `results`, as in `Store.changes(of:keyPaths:)`.
+    public init(_ query: Query<M>, in store: Store, keyPaths: [PartialKeyPath<M> & Sendable] = []) {
         let query = query.onStore(store)
         results = Results([], version: StoreVersion(rawValue: 0), query: query)
-        let changes = store.changes(of: query)
+        let changes = store.changes(of: query, keyPaths: keyPaths)
         token = ObservationToken(
             task: Task.detached { [weak self] in
                 do {

@@ -1,8 +1,8 @@
 import Dispatch
 
 extension Store {
-    /// Calls `handler` on `queue` with each change of `query`'s results, as `changes(of:)` delivers them: first the
-    /// results, then each change. Keep the token: the observation stops when it is released or cancelled.
+    /// Calls `handler` on `queue` with each change of `query`'s results, as `changes(of:keyPaths:)` delivers them:
+    /// first the results, then each change. Keep the token: the observation stops when it is released or cancelled.
     ///
     /// ```swift
     /// let token = store.observe(store.objects(Dog.self).sorted(by: \.name)) { change in
@@ -19,19 +19,19 @@ extension Store {
     /// the newest results next instead of a backlog. An error (`schemaChangedElsewhere`) is delivered once and ends
     /// the observation.
     public func observe<M: Model>(
-        _ query: Query<M>, on queue: DispatchQueue = .main,
+        _ query: Query<M>, keyPaths: [PartialKeyPath<M> & Sendable] = [], on queue: DispatchQueue = .main,
         _ handler: @escaping @Sendable (Result<CollectionChange<M>, any Error>) -> Void
     ) -> ObservationToken {
-        Self.deliver(changes(of: query), on: queue, to: handler)
+        Self.deliver(changes(of: query, keyPaths: keyPaths), on: queue, to: handler)
     }
 
-    /// Calls `handler` on `queue` with each change of one object, as `changes(of:id:)` delivers them, ending after
+    /// Calls `handler` on `queue` with each change of one object, as `changes(of:id:keyPaths:)` delivers them, ending after
     /// `.deleted`. Keep the token: the observation stops when it is released or cancelled.
     public func observe<M: Model>(
-        _ type: M.Type, id: M.ID, on queue: DispatchQueue = .main,
+        _ type: M.Type, id: M.ID, keyPaths: [PartialKeyPath<M> & Sendable] = [], on queue: DispatchQueue = .main,
         _ handler: @escaping @Sendable (Result<ObjectChange<M>, any Error>) -> Void
     ) -> ObservationToken {
-        Self.deliver(changes(of: type, id: id), on: queue, to: handler)
+        Self.deliver(changes(of: type, id: id, keyPaths: keyPaths), on: queue, to: handler)
     }
 
     private static func deliver<S: AsyncSequence & Sendable>(
