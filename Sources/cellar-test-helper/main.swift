@@ -13,9 +13,13 @@
 //   cellar-test-helper pets-v1 <folder> <count>   insert <count> pets of schema version 1 (`MigrationModels.swift`)
 //   cellar-test-helper migrate-v2 <folder>        open the pets with version 2, migrating them; print the count
 //   cellar-test-helper hold <folder>              open the store, print "open", and keep it open until stdin closes
+//   cellar-test-helper slow-observers <folder>    commit 10,000 one-ticket updates while one observer pulls every
+//                                                 50 ms and a callback's handler blocks; print "heap <bytes in use
+//                                                 after 1,000 commits> <after 10,000> <deliveries>"
 import Cellar
 import Foundation
 import LMDB
+import Synchronization
 
 struct Ticket: Model {
     var id: Int64 = 0
@@ -57,6 +61,16 @@ struct PetV2: Model {
     var age: Int
     var color: String
     static let schema = Schema<PetV2>(name: "Pet", autoIncrement: true)
+}
+
+/// The process's anonymous resident memory (heap and stacks, not the store's mapped file), from Linux's
+/// `/proc/self/status`; 0 elsewhere.
+func heapInUse() -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("RssAnon:") }),
+        let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+    else { return 0 }
+    return kilobytes * 1_024
 }
 
 func fail(_ message: String) -> Never {
@@ -169,6 +183,40 @@ case (3, "hold"):
         FileHandle.standardOutput.write(Data("open\n".utf8))
         while readLine() != nil {}
         withExtendedLifetime(store) {}
+    } catch {
+        fail("\(error)")
+    }
+case (3, "slow-observers"):
+    do {
+        let store = try Store(
+            at: URL(fileURLWithPath: arguments[2]), configuration: .init(models: [Ticket.self], durability: .none))
+        try store.write { tx in for _ in 0..<100 { try tx.insert(Ticket(writer: "first")) } }
+        let query = store.objects(Ticket.self).sorted(by: \.writer)
+        let started = DispatchSemaphore(value: 0)
+        let deliveries = Mutex(0)
+        let consumer = Task.detached {
+            for try await _ in store.changes(of: query) {
+                if deliveries.withLock({ count in
+                    count += 1
+                    return count == 1
+                }) {
+                    started.signal()
+                }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        let blocked = DispatchSemaphore(value: 0)
+        let token = store.observe(query, on: DispatchQueue(label: "blocked")) { _ in blocked.wait() }
+        started.wait()
+        var heap: [Int] = []
+        for commit in 1...10_000 {
+            try store.write { tx in try tx.update(Ticket(id: Int64(commit % 100 + 1), writer: "w\(commit)")) }
+            if commit == 1_000 || commit == 10_000 { heap.append(heapInUse()) }
+        }
+        print("heap \(heap[0]) \(heap[1]) \(deliveries.withLock { $0 })")
+        consumer.cancel()
+        token.cancel()
+        blocked.signal()
     } catch {
         fail("\(error)")
     }

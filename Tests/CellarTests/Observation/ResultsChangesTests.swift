@@ -200,6 +200,19 @@ struct ResultsChangesTests {
         #expect(try await changes.next()?.insertedIDs == [1])
     }
 
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/self/status"), "reads Linux's RssAnon"))
+    func memoryStaysFlatOverTenThousandCommitsWhileConsumersSleep() throws {
+        // In a process of its own, so that no other test's allocations count: an observer that sleeps 50 ms after
+        // each delivery and a callback whose handler never returns, while 10,000 commits go by.
+        let printed = try helperOutput(["slow-observers", folder.url.path]).split(separator: " ")
+        #expect(printed.first == "heap")
+        let numbers = printed.dropFirst().compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        try #require(numbers.count == 3)
+        let (afterOneThousand, afterTenThousand, deliveries) = (numbers[0], numbers[1], numbers[2])
+        #expect(afterTenThousand - afterOneThousand < 512 * 1_024, "9,000 more commits must not hold memory")
+        #expect(deliveries >= 1)
+    }
+
     /// One random write to items 1...12 with ranks 0...19.
     struct Write: CustomStringConvertible {
         let kind: Int

@@ -47,7 +47,8 @@ public struct ResultsChanges<M: Model>: AsyncSequence, Sendable {
 
         public mutating func next() async throws -> CollectionChange<M>? {
             guard !Task.isCancelled else { return nil }
-            guard var reducer else {
+            // Taken out while it changes, so its keys are not copied.
+            guard var reducer = reducer.take() else {
                 let (query, properties) = (self.query, self.properties)
                 let reducer = try store.withSnapshot { (snapshot) throws(StoreError) in
                     try ResultsReducer(query, properties: properties, in: snapshot)

@@ -41,9 +41,10 @@ struct ResultsReducer<M: Model> {
         let info = try snapshot.store.info(for: M.self)
         let plan = try query.plan(info: info, context: snapshot)
         let version = StoreVersion(rawValue: try snapshot.lmdb.id)
-        if let changed, let placement, let keys = incrementalKeys(changed, count: results.count),
-            ResultOrder(query, plan: plan)?.identity == placement.order.identity,
-            let change = try place(keys, order: placement.order, in: snapshot, info: info, version: version)
+        // The order is taken alone: holding `placement` here would make the keys be copied when they change.
+        if let changed, let order = placement?.order, let keys = incrementalKeys(changed, count: results.count),
+            ResultOrder(query, plan: plan)?.identity == order.identity,
+            let change = try place(keys, order: order, in: snapshot, info: info, version: version)
         {
             return change
         }
@@ -164,39 +165,59 @@ struct ResultsReducer<M: Model> {
         entering += moving.map { Entering(value: $0.value, key: $0.key, previous: old[$0.oldIndex]) }
         entering.sort { $0.key.lexicographicallyPrecedes($1.key) }
 
-        // The records that stay, with the staying ones' new values, then the entering ones merged in.
+        // The records that stay ("remaining": the old ones less those removed, the staying ones with their new
+        // values), read in place rather than copied, then the new results in one copy with the entering ones merged in.
         let removed = (leaving + moving.map(\.oldIndex)).sorted()
-        var remaining: [M] = []
-        remaining.reserveCapacity(old.count - removed.count)
-        var start = 0
-        for index in removed {
-            remaining += old[start..<index]
-            start = index + 1
-        }
-        remaining += old[start...]
-        for record in staying {
-            remaining[record.oldIndex - Self.count(below: record.oldIndex, in: removed)] = record.value
+        let remainingCount = old.count - removed.count
+        var newValues: [Int: M] = [:]
+        for record in staying { newValues[record.oldIndex] = record.value }
+        /// The old index of the remaining record at `index`: `index` plus the removed ones before it.
+        func oldIndex(ofRemaining index: Int) -> Int {
+            var low = 0
+            var high = removed.count
+            while low < high {
+                let middle = (low + high) / 2
+                if removed[middle] - middle <= index { low = middle + 1 } else { high = middle }
+            }
+            return index + low
         }
         var bounds: [Int] = []
         bounds.reserveCapacity(entering.count)
-        for record in entering { bounds.append(try Self.lowerBound(of: record.key, in: remaining, order: order)) }
-        var elements: [M] = []
-        elements.reserveCapacity(remaining.count + entering.count)
-        start = 0
-        for (record, bound) in zip(entering, bounds) {
-            elements += remaining[start..<bound]
-            elements.append(record.value)
-            start = bound
+        for record in entering {
+            bounds.append(
+                try Self.lowerBound(of: record.key, count: remainingCount, order: order) { index in
+                    let oldIndex = oldIndex(ofRemaining: index)
+                    return newValues[oldIndex] ?? old[oldIndex]
+                })
         }
-        elements += remaining[start...]
+        var elements: [M] = []
+        elements.reserveCapacity(remainingCount + entering.count)
+        var start = 0
+        var nextRemoved = 0
+        func appendRemaining(upTo end: Int) {
+            while nextRemoved < removed.count, removed[nextRemoved] < end {
+                elements += old[start..<removed[nextRemoved]]
+                start = removed[nextRemoved] + 1
+                nextRemoved += 1
+            }
+            elements += old[start..<end]
+            start = end
+        }
+        for (record, bound) in zip(entering, bounds) {
+            appendRemaining(upTo: bound == remainingCount ? old.count : oldIndex(ofRemaining: bound))
+            elements.append(record.value)
+        }
+        appendRemaining(upTo: old.count)
 
         // Indexes: insertions in the new results; a staying record's new index counts the entering ones before it.
         let insertions = bounds.indices.map { bounds[$0] + $0 }
         var modifications: [(old: Int, new: Int)] = []
         var modifiedIDs: [(index: Int, id: M.ID)] = []
-        for record in staying where properties.differ(old[record.oldIndex], record.value) {
+        for record in staying {
             let index = record.oldIndex - Self.count(below: record.oldIndex, in: removed)
             let newIndex = index + Self.count(below: index + 1, in: bounds)
+            elements[newIndex] = record.value
+            guard properties.differ(old[record.oldIndex], record.value) else { continue }
             modifications.append((record.oldIndex, newIndex))
             modifiedIDs.append((newIndex, record.value.id))
         }
@@ -222,11 +243,18 @@ struct ResultsReducer<M: Model> {
 
     /// The first position in `values` (sorted by `order`) whose key is not below `key`.
     private static func lowerBound(of key: [UInt8], in values: [M], order: ResultOrder<M>) throws(StoreError) -> Int {
+        try lowerBound(of: key, count: values.count, order: order) { values[$0] }
+    }
+
+    /// The first position among `count` values sorted by `order`, read with `value`, whose key is not below `key`.
+    private static func lowerBound(
+        of key: [UInt8], count: Int, order: ResultOrder<M>, value: (Int) -> M
+    ) throws(StoreError) -> Int {
         var low = 0
-        var high = values.count
+        var high = count
         while low < high {
             let middle = (low + high) / 2
-            let probe = try order.key(of: values[middle], primaryKey: try primaryKey(of: values[middle]))
+            let probe = try order.key(of: value(middle), primaryKey: try primaryKey(of: value(middle)))
             if probe.lexicographicallyPrecedes(key) { low = middle + 1 } else { high = middle }
         }
         return low
