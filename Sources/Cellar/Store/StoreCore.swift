@@ -44,8 +44,10 @@ final class StoreCore: Sendable {
         self.commits = CommitSignal()
         self.writerQueue = DispatchQueue(label: "Cellar writer \(directory.path)", qos: .userInitiated)
         writerQueue.setSpecific(key: Self.writerQueueKey, value: ())
-        // Held weakly: while the poll reads, the store (and so its open environment) is alive.
-        commits.readNewestVersion { [weak self] in self?.environment.info.lastTransactionID ?? 0 }
+        // Held weakly: while a look reads, the store (and so its open environment) is alive.
+        commits.readCommits(watching: directory.appendingPathComponent("data.mdb").path) { [weak self] after in
+            self?.committed(after: after) ?? (0, [])
+        }
     }
 
     /// Marks the writer queue, so code (and tests) can tell whether they run on it.

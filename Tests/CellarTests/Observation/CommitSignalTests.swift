@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 import Testing
 
@@ -52,13 +53,39 @@ struct CommitSignalTests {
         #expect(await stillWaiting(waiter(signal, beyond: 4, reading: ["Cat"])))
     }
 
-    @Test func thePollWakesEveryoneWhenAnotherProcessCommitted() async {
+    @Test func thePollWakesEveryoneWhenAnotherProcessCommittedWhatTheLogCannotSay() async {
         let signal = CommitSignal(pollInterval: .milliseconds(10))
         let newest = Atomic<UInt64>(7)
-        signal.readNewestVersion { newest.load(ordering: .relaxed) }
+        signal.readCommits(watching: nil) { _ in (newest.load(ordering: .relaxed), nil) }
         let cats = waiter(signal, beyond: 7, reading: ["Cat"])
         #expect(await stillWaiting(cats), "no new version: the poll wakes no one")
         newest.store(8, ordering: .relaxed)
         #expect(await ended(cats))
+    }
+
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/sys/fs/inotify"), "inotify is Linux's"))
+    func aWriteToTheWatchedFileWakesTheWaitersOfTheModelsItsLogNames() async throws {
+        let folder = TemporaryFolder()
+        let file = folder.url.appendingPathComponent("data.mdb")
+        try Data().write(to: file)
+        // An hour between polls: only the watch can wake anyone.
+        let signal = CommitSignal(pollInterval: .seconds(3_600), safetyInterval: .seconds(3_600))
+        let newest = Atomic<UInt64>(7)
+        signal.readCommits(watching: file.path) { _ in (newest.load(ordering: .relaxed), ["Cat"]) }
+        let cats = waiter(signal, beyond: 7, reading: ["Cat"])
+        let dogs = waiter(signal, beyond: 7, reading: ["Dog"])
+        #expect(await stillWaiting(cats))
+        // The watch starts with the first waiter, on a task of its own: give a busy machine time.
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(10)
+        while !signal.isWatching, clock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        try #require(signal.isWatching)
+        newest.store(8, ordering: .relaxed)
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.write(contentsOf: Data("commit".utf8))
+        try handle.close()
+        #expect(await ended(cats), "the write woke the waiter of the model the log names")
+        #expect(await stillWaiting(dogs), "and no one else")
+        dogs.cancel()
     }
 }

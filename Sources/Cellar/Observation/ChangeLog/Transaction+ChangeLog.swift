@@ -42,6 +42,16 @@ extension StoreCore {
         for key in stale { _ = try txn.delete(log, key: key) }
     }
 
+    /// What any process committed after version `after`: the newest version and the models its change log names
+    /// (`nil`: the log cannot say, or the store could not be read).
+    func committed(after: UInt64) -> (version: UInt64, models: Set<String>?) {
+        let newest = environment.info.lastTransactionID
+        guard newest > after else { return (newest, []) }
+        let read = try? environment.read { txn in (txn.id, try changedRecords(after: after, through: txn.id, in: txn)) }
+        guard let read else { return (newest, nil) }
+        return (read.0, read.1.map { Set($0.byModel.keys) })
+    }
+
     /// The records changed after version `after` up to and including `through`, read in `txn` (which sees
     /// `through`); `nil` when the log no longer reaches back that far or is damaged: read everything again then.
     func changedRecords(after: UInt64, through: UInt64, in txn: ReadTransaction) throws -> ChangedRecords? {

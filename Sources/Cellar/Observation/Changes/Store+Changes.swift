@@ -7,15 +7,18 @@
 /// ```
 ///
 /// The first delivery is the query's results; each later one follows a commit that changed a record of a model the
-/// query reads, and comes with the new frozen results and what changed since the previous delivery. Commits that
-/// touch other models do not run the query (the change log that each commit writes says what it touched). The
-/// sequence is pulled: a consumer that takes its time gets the newest results next, compared with the ones it had,
-/// never a queue of every version in between. Ending the loop or cancelling its task stops the observation.
+/// query reads, and comes with the new frozen results and what changed since the previous delivery. The change log
+/// that each commit writes says which records it wrote: commits to other models wake nothing, and the records a
+/// commit wrote are read and placed among the delivered results by the query's order, so one changed row of a large
+/// sorted result costs one decode, not a run of the query. (A query with `limit`, `offset`, `distinct` or a link
+/// condition runs again, as does one whose model a commit changed wholesale.) The sequence is pulled: a consumer that
+/// takes its time gets the newest results next, compared with the ones it had, never a queue of every version in
+/// between. Ending the loop or cancelling its task stops the observation.
 ///
-/// Commits of this process wake the sequence at once. Commits of other processes (an app extension, a tool) are found
-/// by one poll per store while anyone waits: every 50 ms it reads the store's newest version (LMDB's meta page, about
-/// a microsecond); `store.checkForChanges()` looks at once. Their change log makes the change set as precise as for
-/// this process's commits.
+/// Commits of this process wake the sequence at once. Commits of other processes (an app extension, a tool) are seen
+/// as they write the file on Linux (inotify), and by a poll every 50 ms elsewhere, only while someone waits;
+/// `store.checkForChanges()` looks at once. Their change log makes the change set as precise as for this process's
+/// commits.
 public struct ResultsChanges<M: Model>: AsyncSequence, Sendable {
     public typealias Element = CollectionChange<M>
     let store: Store
@@ -99,10 +102,10 @@ extension Query {
 }
 
 extension Store {
-    /// Wakes every observer of this store to look for commits at once: call it when the app returns to the
-    /// foreground, or after another process said it wrote.
+    /// Looks at once for commits of other processes and wakes the observers of the models they changed: call it when
+    /// the app returns to the foreground, or after another process said it wrote.
     public func checkForChanges() {
-        core.commits.notify(version: version.rawValue)
+        core.commits.lookForCommits()
     }
 
     /// The changes of `query`'s results: first its results, then, after each commit that can change them, the new

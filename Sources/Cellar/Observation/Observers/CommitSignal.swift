@@ -1,11 +1,17 @@
+import Dispatch
 import Synchronization
 
 /// Wakes the tasks waiting for a commit newer than the version they have seen.
 ///
 /// A commit of this process wakes only the waiters that read a model it changed. Commits of other processes are
-/// found by one poll per store, while anyone waits: every `pollInterval` it reads the newest version (LMDB's meta
-/// page) and, when a version this process did not make appeared, wakes every waiter to read the change log.
+/// looked for while anyone waits: on Linux as soon as they write the file (`FileWriteWatch`), with a poll every
+/// `safetyInterval` in case a write goes unseen; elsewhere every `pollInterval`. A look reads the newest version
+/// (LMDB's meta page, about a microsecond) and, when one this process did not know appeared, the change log of the
+/// versions in between, and wakes the waiters of the models they changed.
 final class CommitSignal: Sendable {
+    /// What was committed after a version: the newest version, and the models changed since (`nil`: unknown).
+    typealias CommitReader = @Sendable (_ after: UInt64) -> (version: UInt64, models: Set<String>?)
+
     private struct Waiter {
         /// The stored names of the models the waiter reads.
         let models: Set<String>
@@ -20,6 +26,8 @@ final class CommitSignal: Sendable {
         /// The newest version this process knows of, its own commits included: the poll looks for newer ones.
         var known: UInt64 = 0
         var isPolling = false
+        /// The watch of the store's file, while the poll runs and the system offers one.
+        var watch: FileWriteWatch?
         var nextWaiter = 0
         var waiters: [Int: Waiter] = [:]
         /// The waiters of each model, so that a commit finds its waiters without looking at the others.
@@ -33,18 +41,36 @@ final class CommitSignal: Sendable {
     }
 
     private let state = Mutex(State())
-    /// Reads the store's newest committed version, as any process made it; set by the store once it is open.
-    private let newestVersion = Mutex<@Sendable () -> UInt64>({ 0 })
+    /// Reads what any process committed; set by the store once it is open.
+    private let reader = Mutex<CommitReader>({ _ in (0, []) })
+    /// The file whose writes announce commits (`data.mdb`).
+    private let watchedFile = Mutex<String?>(nil)
+    private static let watchQueue = DispatchQueue(label: "Cellar commit watch")
     let pollInterval: Duration
+    let safetyInterval: Duration
 
-    init(pollInterval: Duration = .milliseconds(50)) {
+    init(pollInterval: Duration = .milliseconds(50), safetyInterval: Duration = .seconds(1)) {
         self.pollInterval = pollInterval
+        self.safetyInterval = safetyInterval
     }
 
-    /// Tells the poll how to read the newest version. The store passes a closure that holds it weakly: a poll that
-    /// outlives the store reads nothing.
-    func readNewestVersion(with read: @escaping @Sendable () -> UInt64) {
-        newestVersion.withLock { $0 = read }
+    /// Tells the signal how to read other processes' commits, and which file they write. The store passes a closure
+    /// that holds it weakly: a look that outlives the store reads nothing.
+    func readCommits(watching file: String?, with read: @escaping CommitReader) {
+        reader.withLock { $0 = read }
+        watchedFile.withLock { $0 = file }
+    }
+
+    /// Whether commits are seen as they are written rather than by the poll.
+    var isWatching: Bool { state.withLock { $0.watch != nil } }
+
+    /// Reads what was committed since the newest version this process knows of, and wakes the waiters of what
+    /// changed: how commits of other processes are found. Own commits seen here are harmless: their waiters wake a
+    /// little early, once.
+    func lookForCommits() {
+        let known = state.withLock { $0.known }
+        let found = reader.withLock { $0 }(known)
+        if found.version > known { notify(version: found.version, models: found.models) }
     }
 
     /// Records that `version` was committed, changing `models` (`nil`: unknown, any), and wakes the waiters that
@@ -95,21 +121,28 @@ final class CommitSignal: Sendable {
         }
     }
 
-    /// Looks for other processes' commits while anyone waits; ends when no one does.
+    /// Looks for other processes' commits while anyone waits, watching the file where it can; ends when no one
+    /// waits, and the watch with it.
     private func poll() async {
-        while true {
-            try? await Task.sleep(for: pollInterval)
-            let newest = newestVersion.withLock { $0 }()
-            let (keepGoing, appeared) = state.withLock { state -> (Bool, Bool) in
-                let appeared = newest > state.known
-                if state.waiters.isEmpty, !appeared {
-                    state.isPolling = false
-                    return (false, false)
-                }
-                return (true, appeared)
+        if let file = watchedFile.withLock({ $0 }) {
+            let started = FileWriteWatch.start(path: file, on: Self.watchQueue) { [weak self] in self?.lookForCommits()
             }
-            if appeared { notify(version: newest) }
-            guard keepGoing else { return }
+            state.withLock { $0.watch = started }
+        }
+        while true {
+            try? await Task.sleep(for: isWatching ? safetyInterval : pollInterval)
+            lookForCommits()
+            // The watch ends in the same step as the poll, so a poll started next never sees this one's watch.
+            let (keepGoing, ended) = state.withLock { state -> (Bool, FileWriteWatch?) in
+                guard state.waiters.isEmpty else { return (true, nil) }
+                state.isPolling = false
+                defer { state.watch = nil }
+                return (false, state.watch)
+            }
+            guard keepGoing else {
+                withExtendedLifetime(ended) {}  // released here, outside the lock
+                return
+            }
         }
     }
 }
