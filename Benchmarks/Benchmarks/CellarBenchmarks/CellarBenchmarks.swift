@@ -45,8 +45,11 @@ func temporaryFolder() -> URL {
 
 // MARK: - Cellar
 
+/// The configuration of the benchmarks' Cellar store, which a second process opens too.
+let cellarConfiguration = Cellar.Configuration(models: [Dog.self], initialMapSize: 256 << 20)
+
 func cellarStore(filled: Bool) throws -> Store {
-    let store = try Store.inMemory(.init(models: [Dog.self], initialMapSize: 256 << 20))
+    let store = try Store.inMemory(cellarConfiguration)
     if filled { try store.write { tx in for dog in dogs { try tx.insert(dog) } } }
     return store
 }
@@ -137,6 +140,7 @@ func repeatedConfiguration() -> Benchmark.Configuration {
 }
 
 let benchmarks: @Sendable () -> Void = {
+    OtherProcessWriter.runIfAsked()
     Benchmark.defaultConfiguration = .init(
         metrics: [.wallClock, .throughput], timeUnits: .microseconds, warmupIterations: min(iterations, 1),
         maxDuration: .seconds(5), maxIterations: iterations)

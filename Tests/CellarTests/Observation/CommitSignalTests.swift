@@ -88,4 +88,15 @@ struct CommitSignalTests {
         #expect(await stillWaiting(dogs), "and no one else")
         dogs.cancel()
     }
+
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/sys/fs/inotify"), "inotify is Linux's"))
+    func aCommitMadeBeforeTheWatchBeganIsSeenWhenItBegins() async throws {
+        let folder = TemporaryFolder()
+        let file = folder.url.appendingPathComponent("data.mdb")
+        try Data().write(to: file)
+        let signal = CommitSignal(pollInterval: .seconds(3_600), safetyInterval: .seconds(3_600))
+        // Another process committed version 8 after this waiter read 7, before any watch existed: no write will come.
+        signal.readCommits(watching: file.path) { _ in (8, ["Cat"]) }
+        #expect(await ended(waiter(signal, beyond: 7, reading: ["Cat"])))
+    }
 }

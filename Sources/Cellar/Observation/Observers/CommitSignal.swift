@@ -128,6 +128,8 @@ final class CommitSignal: Sendable {
             let started = FileWriteWatch.start(path: file, on: Self.watchQueue) { [weak self] in self?.lookForCommits()
             }
             state.withLock { $0.watch = started }
+            // A commit made after the waiter looked and before the watch began wrote unseen: look once now.
+            lookForCommits()
         }
         while true {
             try? await Task.sleep(for: isWatching ? safetyInterval : pollInterval)
