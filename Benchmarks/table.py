@@ -11,11 +11,11 @@ import statistics
 import sys
 
 
-def read_run(text):
+def read_run(text, metric="wall clock"):
     p50 = {}
     for block in re.split(r"\n(?=\S[^\n]*\n╒)", text):
         name = block.strip().split("\n")[0]
-        match = re.search(r"Time \(wall clock\) \((\w+)\) \*?\s*│\s*[\d,]+\s*│\s*[\d,]+\s*│\s*([\d,]+)", block)
+        match = re.search(r"Time \(" + metric + r"\) \((\w+)\) \*?\s*│\s*[\d,]+\s*│\s*[\d,]+\s*│\s*([\d,]+)", block)
         if match and ": " in name:
             scale = {"ns": 1e-9, "us": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0}[match.group(1)]
             p50[name] = int(match.group(2).replace(",", "")) * scale
@@ -26,6 +26,8 @@ runs = [read_run(open(path).read()) for path in sys.argv[1:]] or [read_run(sys.s
 p50 = {name: statistics.median(run[name] for run in runs if name in run) for name in runs[0]}
 
 WHOLE = ("query", "open", "capture")
+# One delivery each: shown as the time it takes, not as a rate.
+LATENCY = ("deliver", "commit and deliver")
 
 def count(task):
     # Queries, openings and captures are counted whole; the others count the records they handle.
@@ -73,7 +75,20 @@ def row(task):
 
 header = "| operation | Cellar | raw LMDB | GRDB | Cellar vs GRDB | Cellar vs raw LMDB |\n| --- | ---: | ---: | ---: | ---: | ---: |"
 def group(task):
+    if task.startswith(LATENCY):
+        return "latency"
     return "queries" if task.startswith("query") else "whole" if task.startswith(WHOLE) else "records"
+
+def latency_row(task):
+    def time(engine):
+        seconds = p50.get(f"{task}: {engine}")
+        if seconds is None:
+            return "—"
+        return f"{seconds * 1e3:.2f} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.0f} µs"
+    pairs = [(run[f"{task}: GRDB"], run[f"{task}: Cellar"]) for run in runs
+             if f"{task}: GRDB" in run and f"{task}: Cellar" in run and run[f"{task}: Cellar"] > 0]
+    vs = f"{statistics.median(g / c for g, c in pairs):.1f}×" if pairs else "—"
+    return f"| {task} | {time('Cellar')} | {time('GRDB')} | {vs} |"
 
 for kind, unit in (("records", "records per second"), ("queries", "queries per second"),
                    ("whole", "operations per second")):
@@ -83,5 +98,16 @@ for kind, unit in (("records", "records per second"), ("queries", "queries per s
     print(f"\n{unit}:\n\n{header}")
     for task in chosen:
         print(row(task))
+
+chosen = [task for task in tasks if group(task) == "latency"]
+if chosen:
+    print("\ntime per delivery (lower is better):\n\n| operation | Cellar | GRDB | Cellar vs GRDB |\n| --- | ---: | ---: | ---: |")
+    for task in chosen:
+        print(latency_row(task))
+
+cpu_runs = [read_run(open(path).read(), "total CPU") for path in sys.argv[1:]]
+for name in (cpu_runs[0] if cpu_runs else {}):
+    values = [run[name] for run in cpu_runs if name in run]
+    print(f"\n{name.split(': ')[0]} (Cellar): {statistics.median(values) * 1e6:.0f} µs of CPU time (median)")
 
 
