@@ -105,9 +105,19 @@ if chosen:
     for task in chosen:
         print(latency_row(task))
 
-cpu_runs = [read_run(open(path).read(), "total CPU") for path in sys.argv[1:]]
+def read_custom(text, metric):
+    # The p50 of a custom metric, per benchmark.
+    values = {}
+    for block in re.split(r"\n(?=\S[^\n]*\n╒)", text):
+        name = block.strip().split("\n")[0]
+        match = re.search(re.escape(metric) + r"[^│]*│\s*[\d,]+\s*│\s*[\d,]+\s*│\s*([\d,]+)", block)
+        if match and ": " in name:
+            values[name] = int(match.group(1).replace(",", ""))
+    return values
+
+cpu_runs = [read_custom(open(path).read(), "process CPU time") for path in sys.argv[1:]]
 for name in (cpu_runs[0] if cpu_runs else {}):
     values = [run[name] for run in cpu_runs if name in run]
-    print(f"\n{name.split(': ')[0]} (Cellar): {statistics.median(values) * 1e6:.0f} µs of CPU time (median)")
+    print(f"\n{name.split(': ')[0]} (Cellar): {statistics.median(values):.0f} µs of process CPU time (median)")
 
 

@@ -363,6 +363,17 @@ do {
     if case .deleted = try await detail.next() {
         say("the detail screen got .deleted and can say so: no 'object has been deleted or invalidated'")
     }
+    let dogsByName = family.objects(Family.Dog.self).sorted(by: \.name)
+    var badges = family.changes(of: dogsByName, keyPaths: [\.name]).makeAsyncIterator()
+    _ = try await badges.next()
+    try family.write { tx in try tx.update(Family.Dog(id: "taro", name: "Taro", age: 5)) }
+    try family.write { tx in try tx.update(Family.Dog(id: "kuro", name: "Kuroko", age: 2)) }
+    if let change = try await badges.next() {
+        say(
+            "name badges (keyPaths: [\\.name]) let Taro's birthday pass and got one change: "
+                + "\(change.modifiedIDs) renamed, modifications \(change.modifications); they show "
+                + change.results.map(\.name).joined(separator: ", "))
+    }
 
     heading("Async writes run on the store's writer queue")
     let ids = try await withThrowingTaskGroup(of: Int64.self) { group in

@@ -35,6 +35,24 @@ struct LiveResultsTests {
         #expect(await received.next() == ["cancelled"])
     }
 
+    @Test @MainActor func aConsumerOnTheMainActorDoesNotRunTheQueryThere() async throws {
+        let store = try folder.store([Dog.self])
+        try await store.write { tx in try tx.insert(Dog(id: "1", name: "Taro")) }
+        let onMain = Mutex(0)
+        let checked = Mutex(0)
+        // The closure runs wherever the query runs: once per record read, at the first delivery and at the next.
+        let query = store.objects(Dog.self).filter { _ in
+            checked.withLock { $0 += 1 }
+            if Thread.isMainThread { onMain.withLock { $0 += 1 } }
+            return true
+        }
+        var changes = store.changes(of: query).makeAsyncIterator()
+        _ = try await changes.next()
+        try await store.write { tx in try tx.insert(Dog(id: "2", name: "Hachi")) }
+        #expect(try await changes.next()?.insertedIDs == ["2"])
+        #expect(checked.withLock { $0 } == 2 && onMain.withLock { $0 } == 0)
+    }
+
     @Test @MainActor func liveResultsRedrawAViewAfterEachChange() async throws {
         let store = try folder.store([Dog.self])
         try await store.write { tx in try tx.insert(Dog(id: "1", name: "Taro")) }
