@@ -110,9 +110,10 @@ def read_custom(text, metric):
     values = {}
     for block in re.split(r"\n(?=\S[^\n]*\n╒)", text):
         name = block.strip().split("\n")[0]
-        match = re.search(re.escape(metric) + r"[^│]*│\s*[\d,]+\s*│\s*[\d,]+\s*│\s*([\d,]+)", block)
+        match = re.search(re.escape(metric) + r"( \((K|M)\))?[^│]*│\s*[\d,]+\s*│\s*[\d,]+\s*│\s*([\d,]+)", block)
         if match and ": " in name:
-            values[name] = int(match.group(1).replace(",", ""))
+            scale = {"K": 1_000, "M": 1_000_000}.get(match.group(2), 1)
+            values[name] = int(match.group(3).replace(",", "")) * scale
     return values
 
 cpu_runs = [read_custom(open(path).read(), "process CPU time") for path in sys.argv[1:]]
@@ -120,4 +121,7 @@ for name in (cpu_runs[0] if cpu_runs else {}):
     values = [run[name] for run in cpu_runs if name in run]
     print(f"\n{name.split(': ')[0]} (Cellar): {statistics.median(values):.0f} µs of process CPU time (median)")
 
-
+decoded_runs = [read_custom(open(path).read(), "records decoded") for path in sys.argv[1:]]
+for name in (decoded_runs[0] if decoded_runs else {}):
+    values = [run[name] for run in decoded_runs if name in run]
+    print(f"\nrecords decoded, {name}: {statistics.median(values):,.0f}")

@@ -4,7 +4,7 @@
 // while nothing is written. Cellar's `changes(of:)` beside GRDB's `ValueObservation` (what a GRDB user writes; it does
 // not see other processes' commits). Raw LMDB has no observation to compare with.
 import Benchmark
-import Cellar
+@_spi(Benchmarks) import Cellar
 import Foundation
 import GRDB
 
@@ -39,6 +39,9 @@ let observedCommits = 1_000
 func commitEach(_ dogs: ArraySlice<Dog>, to store: Store) throws {
     for dog in dogs { try store.write { tx in try tx.insert(dog) } }
 }
+
+/// The name of the metric of records decoded for one delivery.
+let decodedMetric = "records decoded"
 
 /// The name of the metric of the idle benchmarks.
 let processCPUMetric = "process CPU time (µs)"
@@ -304,7 +307,12 @@ func observationBenchmarks() {
         }
     }
 
-    Benchmark("deliver one changed row of a \(recordCount)-record sorted query: Cellar") { benchmark in
+    // The records each engine decoded for the delivery are reported beside the time.
+    var decodedConfiguration = Benchmark.defaultConfiguration
+    decodedConfiguration.metrics += [.custom(decodedMetric)]
+    Benchmark(
+        "deliver one changed row of a \(recordCount)-record sorted query: Cellar", configuration: decodedConfiguration
+    ) { benchmark in
         let store = try cellarStore(filled: true)
         var changes = store.changes(of: store.objects(Dog.self).sorted(by: \.name)).makeAsyncIterator()
         _ = try await changes.next()
@@ -313,8 +321,11 @@ func observationBenchmarks() {
         let change = try await changes.next()
         benchmark.stopMeasurement()
         precondition(change?.modifications.count == 1)
+        benchmark.measurement(.custom(decodedMetric), changes.recordsDecoded)
     }
-    Benchmark("deliver one changed row of a \(recordCount)-record sorted query: GRDB") { benchmark in
+    Benchmark(
+        "deliver one changed row of a \(recordCount)-record sorted query: GRDB", configuration: decodedConfiguration
+    ) { benchmark in
         let store = try GRDBStore(filled: true)
         let observation = ValueObservation.tracking { db in try Dog.order(Column("name")).fetchAll(db) }
         var values = observation.values(in: store.queue).makeAsyncIterator()
@@ -324,5 +335,6 @@ func observationBenchmarks() {
         let dogs = try await values.next()
         benchmark.stopMeasurement()
         precondition(dogs?.count == recordCount)
+        benchmark.measurement(.custom(decodedMetric), dogs?.count ?? 0)  // every row is fetched and decoded again
     }
 }
