@@ -97,6 +97,58 @@ struct ResultsReducer<M: Model> {
         guard var placed = placement?.keys else { return nil }
         placement = nil
         let old = results.elements
+        guard
+            let read = try read(
+                changedKeys, placed: &placed, among: old, order: order, in: snapshot, info: info)
+        else { return nil }
+        let (staying, moving) = try Self.stayingOrMoving(read.kept, leaving: read.leaving, among: old, order: order)
+        let entering =
+            (read.entering + moving.map { Entering(value: $0.value, key: $0.key, previous: old[$0.oldIndex]) })
+            .sorted { $0.key.lexicographicallyPrecedes($1.key) }
+        let removed = (read.leaving + moving.map(\.oldIndex)).sorted()
+        let merged = try Self.merge(old, removing: removed, replacing: staying, inserting: entering, order: order)
+        var elements = merged.elements
+        let bounds = merged.bounds
+
+        // Indexes: insertions in the new results; a staying record's new index counts the entering ones before it.
+        let insertions = bounds.indices.map { bounds[$0] + $0 }
+        var modifications: [(old: Int, new: Int)] = []
+        var modifiedIDs: [(index: Int, id: M.ID)] = []
+        for record in staying {
+            let index = record.oldIndex - Self.count(below: record.oldIndex, in: removed)
+            let newIndex = index + Self.count(below: index + 1, in: bounds)
+            elements[newIndex] = record.value
+            guard properties.differ(old[record.oldIndex], record.value) else { continue }
+            modifications.append((record.oldIndex, newIndex))
+            modifiedIDs.append((newIndex, record.value.id))
+        }
+        var insertedIDs: [M.ID] = []
+        for (position, record) in entering.enumerated() {
+            if let previous = record.previous {
+                if properties.differ(previous, record.value) {
+                    modifiedIDs.append((insertions[position], record.value.id))
+                }
+            } else {
+                insertedIDs.append(record.value.id)
+            }
+        }
+        let new = Results(elements, version: version, query: query)
+        results = new
+        placement = (order, placed)
+        return CollectionChange(
+            results: new, isInitial: false, deletions: removed, insertions: insertions,
+            modifications: modifications.map(\.old), modificationsInNewResults: modifications.map(\.new),
+            insertedIDs: insertedIDs, deletedIDs: read.leaving.sorted().map { old[$0].id },
+            modifiedIDs: modifiedIDs.sorted { $0.index < $1.index }.map(\.id))
+    }
+
+    /// Reads the changed records in `snapshot` and sorts them into those that left the results (by old index), those
+    /// still in them, and those that entered, updating `placed` with their keys; `nil` when a delivered record is not
+    /// where its key says.
+    private mutating func read(
+        _ changedKeys: Set<KeyBytes>, placed: inout [KeyBytes: [UInt8]], among old: [M], order: ResultOrder<M>,
+        in snapshot: ReadScope, info: ModelInfo
+    ) throws(StoreError) -> (leaving: [Int], kept: [Kept], entering: [Entering])? {
         let txn = try snapshot.lmdb
         let exclusions = try query.exclusions.map { (exclusion) throws(StoreError) in
             try exclusion.link(snapshot.store)
@@ -105,7 +157,7 @@ struct ResultsReducer<M: Model> {
         var leaving: [Int] = []
         var kept: [Kept] = []
         var entering: [Entering] = []
-        var decoded = 0
+        recordsDecoded = 0
         for primaryKey in changedKeys {
             var current: M?
             let bytes: UnsafeRawBufferPointer?
@@ -115,7 +167,7 @@ struct ResultsReducer<M: Model> {
             if let bytes {
                 let value = try snapshot.decode(
                     M.self, bytes, key: primaryKey.bytes, info: info, dictionary: &dictionary)
-                decoded += 1
+                recordsDecoded += 1
                 var excluded = false
                 for link in exclusions where !excluded {
                     do { excluded = try txn.get(link.database, key: primaryKey.bytes) != nil } catch {
@@ -142,32 +194,41 @@ struct ResultsReducer<M: Model> {
             }
             placed[primaryKey] = newKey
         }
-        recordsDecoded = decoded
+        return (leaving, kept, entering)
+    }
 
-        // A kept record stays in place when it has as many unchanged records before it as it had, and its order
-        // among the other staying records is the same; the rest move (a deletion and an insertion).
+    /// Which kept records stay in place: those with as many unchanged records before them as they had, in the same
+    /// order among themselves (the longest such run); the others move (a deletion and an insertion).
+    private static func stayingOrMoving(
+        _ kept: [Kept], leaving: [Int], among old: [M], order: ResultOrder<M>
+    ) throws(StoreError) -> (staying: [Kept], moving: [Kept]) {
         let changedOld = (leaving + kept.map(\.oldIndex)).sorted()
-        kept.sort { $0.oldIndex < $1.oldIndex }
-        var staying: [Kept] = []
+        var candidates: [Kept] = []
         var moving: [Kept] = []
-        for record in kept {
-            let slotBefore = record.oldIndex - Self.count(below: record.oldIndex, in: changedOld)
-            let bound = try Self.lowerBound(of: record.key, in: old, order: order)
-            let slotAfter = bound - Self.count(below: bound, in: changedOld)
-            if slotBefore == slotAfter { staying.append(record) } else { moving.append(record) }
+        for record in kept.sorted(by: { $0.oldIndex < $1.oldIndex }) {
+            let slotBefore = record.oldIndex - count(below: record.oldIndex, in: changedOld)
+            let bound = try lowerBound(of: record.key, in: old, order: order)
+            let slotAfter = bound - count(below: bound, in: changedOld)
+            if slotBefore == slotAfter { candidates.append(record) } else { moving.append(record) }
         }
-        let byKey = staying.indices.sorted { staying[$0].key.lexicographicallyPrecedes(staying[$1].key) }
-        var rank = [Int](repeating: 0, count: staying.count)
+        let byKey = candidates.indices.sorted { candidates[$0].key.lexicographicallyPrecedes(candidates[$1].key) }
+        var rank = [Int](repeating: 0, count: candidates.count)
         for (position, index) in byKey.enumerated() { rank[index] = position }
         let inOrder = CollectionChange<M>.longestIncreasingRun(rank)
-        for (position, record) in staying.enumerated() where !inOrder.contains(position) { moving.append(record) }
-        staying = staying.indices.filter { inOrder.contains($0) }.map { staying[$0] }
-        entering += moving.map { Entering(value: $0.value, key: $0.key, previous: old[$0.oldIndex]) }
-        entering.sort { $0.key.lexicographicallyPrecedes($1.key) }
+        var staying: [Kept] = []
+        for (position, record) in candidates.enumerated() {
+            if inOrder.contains(position) { staying.append(record) } else { moving.append(record) }
+        }
+        return (staying, moving)
+    }
 
-        // The records that stay ("remaining": the old ones less those removed, the staying ones with their new
-        // values), read in place rather than copied, then the new results in one copy with the entering ones merged in.
-        let removed = (leaving + moving.map(\.oldIndex)).sorted()
+    /// The new results in one copy: `old` less the `removed` indexes, with `entering` (sorted by key) merged in where
+    /// their keys fall among the remaining records (the staying ones compared by their new values, which the caller
+    /// writes in), and where each entering record went, as an index among the remaining ones.
+    private static func merge(
+        _ old: [M], removing removed: [Int], replacing staying: [Kept], inserting entering: [Entering],
+        order: ResultOrder<M>
+    ) throws(StoreError) -> (elements: [M], bounds: [Int]) {
         let remainingCount = old.count - removed.count
         var newValues: [Int: M] = [:]
         for record in staying { newValues[record.oldIndex] = record.value }
@@ -185,7 +246,7 @@ struct ResultsReducer<M: Model> {
         bounds.reserveCapacity(entering.count)
         for record in entering {
             bounds.append(
-                try Self.lowerBound(of: record.key, count: remainingCount, order: order) { index in
+                try lowerBound(of: record.key, count: remainingCount, order: order) { index in
                     let oldIndex = oldIndex(ofRemaining: index)
                     return newValues[oldIndex] ?? old[oldIndex]
                 })
@@ -208,35 +269,7 @@ struct ResultsReducer<M: Model> {
             elements.append(record.value)
         }
         appendRemaining(upTo: old.count)
-
-        // Indexes: insertions in the new results; a staying record's new index counts the entering ones before it.
-        let insertions = bounds.indices.map { bounds[$0] + $0 }
-        var modifications: [(old: Int, new: Int)] = []
-        var modifiedIDs: [(index: Int, id: M.ID)] = []
-        for record in staying {
-            let index = record.oldIndex - Self.count(below: record.oldIndex, in: removed)
-            let newIndex = index + Self.count(below: index + 1, in: bounds)
-            elements[newIndex] = record.value
-            guard properties.differ(old[record.oldIndex], record.value) else { continue }
-            modifications.append((record.oldIndex, newIndex))
-            modifiedIDs.append((newIndex, record.value.id))
-        }
-        var insertedIDs: [M.ID] = []
-        for (position, record) in entering.enumerated() {
-            if record.previous.map({ properties.differ($0, record.value) }) ?? false {
-                modifiedIDs.append((insertions[position], record.value.id))
-            } else if record.previous == nil {
-                insertedIDs.append(record.value.id)
-            }
-        }
-        let new = Results(elements, version: version, query: query)
-        results = new
-        placement = (order, placed)
-        return CollectionChange(
-            results: new, isInitial: false, deletions: removed, insertions: insertions,
-            modifications: modifications.map(\.old), modificationsInNewResults: modifications.map(\.new),
-            insertedIDs: insertedIDs, deletedIDs: leaving.sorted().map { old[$0].id },
-            modifiedIDs: modifiedIDs.sorted { $0.index < $1.index }.map(\.id))
+        return (elements, bounds)
     }
 
     // MARK: Helpers
