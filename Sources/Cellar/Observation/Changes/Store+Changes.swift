@@ -82,6 +82,8 @@ public struct ResultsChanges<M: Model>: AsyncSequence, Sendable {
                     if let change, !change.isEmpty { return change }
                     continue
                 }
+                // While nothing is new: get ready to place the next change (once per full run of the query).
+                try reducer.prepare()
                 await store.core.commits.wait(beyond: newest, reading: query.modelsRead)
             }
             return nil

@@ -17,9 +17,12 @@ struct ResultsReducer<M: Model> {
     private(set) var recordsDecoded = 0
     /// How many times the query ran in full.
     private(set) var queryRuns = 0
-    /// The plan's order and each delivered record's key in it, by primary key; `nil` when changes cannot be placed
-    /// (see above), so the query runs again.
-    private var placement: (order: ResultOrder<M>, keys: [KeyBytes: [UInt8]])?
+    /// The order of the plan that produced `results`; `nil` when changes cannot be placed (see above), so the query
+    /// runs again.
+    private var order: ResultOrder<M>?
+    /// Each delivered record's key in `order`, by primary key: computed once per full run, when the observer first
+    /// waits (`prepare()`), so that the first delivery is not delayed by it.
+    private var placed: [KeyBytes: [UInt8]]?
 
     /// Runs the query in `snapshot`: the first delivery.
     init(_ query: Query<M>, properties: PropertyFilter<M>, in snapshot: ReadScope) throws(StoreError) {
@@ -32,7 +35,28 @@ struct ResultsReducer<M: Model> {
             query: query)
         queryRuns = 1
         recordsDecoded = results.count
-        placement = try Self.placement(of: results, query: query, plan: plan)
+        order = Self.order(of: query, plan: plan)
+    }
+
+    /// Computes each delivered record's key in the results' order, if not done yet (about a microsecond a record, no
+    /// decoding): called while the observer waits, so a change finds it ready. Records that do not come in that order,
+    /// each once, make the query run again on changes instead.
+    mutating func prepare() throws(StoreError) {
+        guard let order, placed == nil else { return }
+        var keys: [KeyBytes: [UInt8]] = [:]
+        keys.reserveCapacity(results.count)
+        var previous: [UInt8]?
+        for value in results {
+            let primaryKey = try Self.primaryKey(of: value)
+            let key = try order.key(of: value, primaryKey: primaryKey)
+            guard previous.map({ $0.lexicographicallyPrecedes(key) }) ?? true else {
+                self.order = nil
+                return
+            }
+            keys[KeyBytes(primaryKey)] = key
+            previous = key
+        }
+        placed = keys
     }
 
     /// Moves to the version of `snapshot`, given what changed since the delivered results (`nil`: unknown), and
@@ -41,12 +65,13 @@ struct ResultsReducer<M: Model> {
         let info = try snapshot.store.info(for: M.self)
         let plan = try query.plan(info: info, context: snapshot)
         let version = StoreVersion(rawValue: try snapshot.lmdb.id)
-        // The order is taken alone: holding `placement` here would make the keys be copied when they change.
-        if let changed, let order = placement?.order, let keys = incrementalKeys(changed, count: results.count),
-            ResultOrder(query, plan: plan)?.identity == order.identity,
-            let change = try place(keys, order: order, in: snapshot, info: info, version: version)
+        if let changed, let order, let keys = incrementalKeys(changed, count: results.count),
+            ResultOrder(query, plan: plan)?.identity == order.identity
         {
-            return change
+            try prepare()
+            if let change = try place(keys, order: order, in: snapshot, info: info, version: version) {
+                return change
+            }
         }
         let new = Results(try query.execute(in: snapshot, info: info), version: version, query: query)
         queryRuns += 1
@@ -57,14 +82,14 @@ struct ResultsReducer<M: Model> {
                 changed?.mayHaveChanged(key, of: M.storedName) ?? true && properties.differ(old, new)
             })
         results = new
-        placement = try Self.placement(of: new, query: query, plan: plan)
+        order = Self.order(of: query, plan: plan)
+        placed = nil
         return change
     }
 
-    /// The keys to place, when a query of this shape can take the change record by record.
+    /// The keys to place, when only the query's own model changed, record by record, and not too many of them.
     private func incrementalKeys(_ changed: ChangedRecords, count: Int) -> Set<KeyBytes>? {
-        guard query.linkFilter == nil, query.limitCount == nil, query.skipCount == 0, query.distinctKey == nil,
-            !changed.touches(query.modelsRead.subtracting([M.storedName])),
+        guard !changed.touches(query.modelsRead.subtracting([M.storedName])),
             let keys = changed.keys(of: M.storedName), keys.count <= Swift.max(64, count / 4)
         else { return nil }
         return keys
@@ -93,9 +118,8 @@ struct ResultsReducer<M: Model> {
         _ changedKeys: Set<KeyBytes>, order: ResultOrder<M>, in snapshot: ReadScope, info: ModelInfo,
         version: StoreVersion
     ) throws(StoreError) -> CollectionChange<M>? {
-        // Taken out while it changes, so it is not copied; a failure leaves none, and the next change runs the query.
-        guard var placed = placement?.keys else { return nil }
-        placement = nil
+        // Taken out while it changes, so it is not copied; a failure leaves none, to be computed again.
+        guard var placed = self.placed.take() else { return nil }
         let old = results.elements
         guard
             let read = try read(
@@ -134,7 +158,7 @@ struct ResultsReducer<M: Model> {
         }
         let new = Results(elements, version: version, query: query)
         results = new
-        placement = (order, placed)
+        self.placed = placed
         return CollectionChange(
             results: new, isInitial: false, deletions: removed, insertions: insertions,
             modifications: modifications.map(\.old), modificationsInNewResults: modifications.map(\.new),
@@ -315,25 +339,12 @@ struct ResultsReducer<M: Model> {
         return keys
     }
 
-    /// Each record's key in the plan's order, when the query's shape and plan allow placing changes and the records
-    /// do come in that order, each once.
-    private static func placement(
-        of results: Results<M>, query: Query<M>, plan: QueryPlan
-    ) throws(StoreError) -> (order: ResultOrder<M>, keys: [KeyBytes: [UInt8]])? {
-        guard query.linkFilter == nil, query.limitCount == nil, query.skipCount == 0, query.distinctKey == nil,
-            let order = ResultOrder(query, plan: plan)
-        else { return nil }
-        var keys: [KeyBytes: [UInt8]] = [:]
-        keys.reserveCapacity(results.count)
-        var previous: [UInt8]?
-        for value in results {
-            let primaryKey = try primaryKey(of: value)
-            let key = try order.key(of: value, primaryKey: primaryKey)
-            guard previous.map({ $0.lexicographicallyPrecedes(key) }) ?? true else { return nil }
-            keys[KeyBytes(primaryKey)] = key
-            previous = key
+    /// The order of `plan`, when the query's shape allows placing changes.
+    private static func order(of query: Query<M>, plan: QueryPlan) -> ResultOrder<M>? {
+        guard query.linkFilter == nil, query.limitCount == nil, query.skipCount == 0, query.distinctKey == nil else {
+            return nil
         }
-        return (order, keys)
+        return ResultOrder(query, plan: plan)
     }
 }
 
