@@ -39,6 +39,11 @@ for name in p50:
     if task not in tasks:
         tasks.append(task)
 
+def moved(name):
+    # Whether a figure moved by more than 20% between runs: marked in the table.
+    values = [run[name] for run in runs if name in run]
+    return len(values) > 1 and min(values) > 0 and max(values) / min(values) > 1.2
+
 def row(task):
     def rate(engine):
         name = f"{task}: {engine}"
@@ -47,18 +52,13 @@ def row(task):
         seconds = p50[name]
         return count(task) / seconds if seconds else None
 
-    def ratio(engine):
+    def ratio(engine, cellar="Cellar"):
         # Cellar's speed over `engine`'s, within each run, then the median across runs.
-        cellar_name, other = f"{task}: Cellar", f"{task}: {engine}"
+        cellar_name, other = f"{task}: {cellar}", f"{task}: {engine}"
         pairs = [(run[other], run[cellar_name]) for run in runs if cellar_name in run and other in run]
         ratios = [o / c for o, c in pairs if c > 0 and o > 0]
         return statistics.median(ratios) if ratios else None
 
-    cellar, raw = rate("Cellar"), rate("raw LMDB")
-    grdb_rows = [
-        (engine, rate(engine)) for engine in ("GRDB", "GRDB fetchOne", "GRDB cached statement")
-        if rate(engine) != "absent"
-    ]
     def fmt(r):
         if r == "absent":
             return "—"
@@ -67,11 +67,22 @@ def row(task):
         if r >= 1e6:
             return f"{r / 1e6:.2f}M/s"
         return f"{r / 1e3:.0f}k/s" if r >= 1e4 else f"{r:,.0f}/s"
-    grdb_cell = "<br>".join(f"{fmt(r)}{' (' + e[5:] + ')' if e != 'GRDB' else ''}" for e, r in grdb_rows) or "—"
+
+    def figure(engine):
+        return fmt(rate(engine)) + (" †" if moved(f"{task}: {engine}") else "")
+
     def times(r, digits):
         return "—" if r is None else f"{r:.{digits}f}×"
-    vs_grdb = "<br>".join(times(ratio(e), 1) for e, _ in grdb_rows) or "—"
-    return f"| {task} | {fmt(cellar)} | {fmt(raw)} | {grdb_cell} | {vs_grdb} | {times(ratio('raw LMDB'), 2)} |"
+
+    # Cellar as it runs by default, and on one core where the benchmark has that variant.
+    cellars = [c for c in ("Cellar", "Cellar (one core)") if rate(c) != "absent"]
+    label = {"Cellar": "", "Cellar (one core)": " (one core)"}
+    grdbs = [e for e in ("GRDB", "GRDB fetchOne", "GRDB cached statement") if rate(e) != "absent"]
+    cellar_cell = "<br>".join(figure(c) + label[c] for c in cellars) or "—"
+    grdb_cell = "<br>".join(f"{figure(e)}{' (' + e[5:] + ')' if e != 'GRDB' else ''}" for e in grdbs) or "—"
+    vs_grdb = "<br>".join(times(ratio(e, c), 1) + label[c] for c in cellars for e in grdbs) or "—"
+    vs_raw = "<br>".join(times(ratio("raw LMDB", c), 2) + label[c] for c in cellars) if rate("raw LMDB") != "absent" else "—"
+    return f"| {task} | {cellar_cell} | {figure('raw LMDB')} | {grdb_cell} | {vs_grdb} | {vs_raw} |"
 
 header = "| operation | Cellar | raw LMDB | GRDB | Cellar vs GRDB | Cellar vs raw LMDB |\n| --- | ---: | ---: | ---: | ---: | ---: |"
 def group(task):
@@ -98,6 +109,8 @@ for kind, unit in (("records", "records per second"), ("queries", "queries per s
     print(f"\n{unit}:\n\n{header}")
     for task in chosen:
         print(row(task))
+if len(runs) > 1:
+    print("\n† moved by more than 20% between runs.")
 
 chosen = [task for task in tasks if group(task) == "latency"]
 if chosen:

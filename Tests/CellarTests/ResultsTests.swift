@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Cellar
@@ -70,6 +71,27 @@ struct ResultsTests {
             try await group.waitForAll()
         }
         #expect(try store.count(Dog.self) == 100 + 100 * 5)
+    }
+
+    @Test func aStoreThatDoesNotDecodeInParallelKeepsEachQueryOnItsThread() throws {
+        func threads(decodingInParallel: Bool) throws -> Int {
+            var configuration = Configuration(models: [Dog.self])
+            configuration.decodesInParallel = decodingInParallel
+            let store = try Store.inMemory(configuration)
+            try store.write { tx in
+                for i in 0..<ParallelDecoding.minimumRecords * 2 { try tx.insert(Dog(name: "Dog \(i)", age: i % 20)) }
+            }
+            let seen = Mutex(Set<UInt>())
+            // The filter runs where each record is decoded.
+            let found = try store.objects(Dog.self).filter { _ in
+                seen.withLock { _ = $0.insert(UInt(bitPattern: Int(bitPattern: pthread_self()))) }
+                return true
+            }.results()
+            #expect(found.count == ParallelDecoding.minimumRecords * 2)
+            return seen.withLock { $0.count }
+        }
+        #expect(try threads(decodingInParallel: false) == 1)
+        if ParallelDecoding.workers > 1 { #expect(try threads(decodingInParallel: true) > 1) }
     }
 
     @Test func largeResultsDecodeInParallelInOrder() throws {

@@ -48,8 +48,18 @@ func temporaryFolder() -> URL {
 /// The configuration of the benchmarks' Cellar store, which a second process opens too.
 let cellarConfiguration = Cellar.Configuration(models: [Dog.self], initialMapSize: 256 << 20)
 
-func cellarStore(filled: Bool) throws -> Store {
-    let store = try Store.inMemory(cellarConfiguration)
+/// Cellar as it runs by default (large results decoded on every core), and kept on one core as the peers are.
+let cellarEngines: [(name: String, decodesInParallel: Bool)] = [("Cellar", true), ("Cellar (one core)", false)]
+
+/// `configuration` with parallel decoding on or off.
+func decoding(inParallel: Bool, _ configuration: Cellar.Configuration) -> Cellar.Configuration {
+    var configuration = configuration
+    configuration.decodesInParallel = inParallel
+    return configuration
+}
+
+func cellarStore(filled: Bool, decodesInParallel: Bool = true) throws -> Store {
+    let store = try Store.inMemory(decoding(inParallel: decodesInParallel, cellarConfiguration))
     if filled { try store.write { tx in for dog in dogs { try tx.insert(dog) } } }
     return store
 }
@@ -207,11 +217,13 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     // A full scan that decodes every record.
-    Benchmark("scan \(recordCount): Cellar") { benchmark in
-        let store = try cellarStore(filled: true)
-        benchmark.startMeasurement()
-        blackHole(try store.objects(Dog.self).results())
-        benchmark.stopMeasurement()
+    for engine in cellarEngines {
+        Benchmark("scan \(recordCount): \(engine.name)") { benchmark in
+            let store = try cellarStore(filled: true, decodesInParallel: engine.decodesInParallel)
+            benchmark.startMeasurement()
+            blackHole(try store.objects(Dog.self).results())
+            benchmark.stopMeasurement()
+        }
     }
     Benchmark("scan \(recordCount): raw LMDB") { benchmark in
         let store = try RawStore(filled: true)

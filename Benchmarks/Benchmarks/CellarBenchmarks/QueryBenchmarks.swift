@@ -22,8 +22,9 @@ let ageRange = 5...7
 /// An owner id that only a few dogs have, for the filter that no index answers.
 let rareOwner: Int64 = 1_000
 
-func indexedCellarStore() throws -> Store {
-    let store = try Store.inMemory(.init(models: [IndexedDog.self], initialMapSize: 512 << 20))
+func indexedCellarStore(decodesInParallel: Bool = true) throws -> Store {
+    let store = try Store.inMemory(
+        decoding(inParallel: decodesInParallel, .init(models: [IndexedDog.self], initialMapSize: 512 << 20)))
     try store.write { tx in for dog in indexedDogs { try tx.insert(dog) } }
     return store
 }
@@ -103,13 +104,15 @@ func queryBenchmarks() {
     let expectedMatches = recordCount / 20
     let repeated = repeatedConfiguration()
 
-    Benchmark("query age == \(queriedAge) (\(expectedMatches) dogs): Cellar") { benchmark in
-        let store = try indexedCellarStore()
-        benchmark.startMeasurement()
-        for _ in benchmark.scaledIterations {
-            blackHole(try store.objects(IndexedDog.self).where(\.age == queriedAge).results())
+    for engine in cellarEngines {
+        Benchmark("query age == \(queriedAge) (\(expectedMatches) dogs): \(engine.name)") { benchmark in
+            let store = try indexedCellarStore(decodesInParallel: engine.decodesInParallel)
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations {
+                blackHole(try store.objects(IndexedDog.self).where(\.age == queriedAge).results())
+            }
+            benchmark.stopMeasurement()
         }
-        benchmark.stopMeasurement()
     }
     Benchmark("query age == \(queriedAge) (\(expectedMatches) dogs): raw LMDB") { benchmark in
         let store = try IndexedRawStore()
@@ -127,13 +130,15 @@ func queryBenchmarks() {
         benchmark.stopMeasurement()
     }
 
-    Benchmark("query age in \(ageRange): Cellar") { benchmark in
-        let store = try indexedCellarStore()
-        benchmark.startMeasurement()
-        for _ in benchmark.scaledIterations {
-            blackHole(try store.objects(IndexedDog.self).where(.between(\.age, ageRange)).results())
+    for engine in cellarEngines {
+        Benchmark("query age in \(ageRange): \(engine.name)") { benchmark in
+            let store = try indexedCellarStore(decodesInParallel: engine.decodesInParallel)
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations {
+                blackHole(try store.objects(IndexedDog.self).where(.between(\.age, ageRange)).results())
+            }
+            benchmark.stopMeasurement()
         }
-        benchmark.stopMeasurement()
     }
     Benchmark("query age in \(ageRange): raw LMDB") { benchmark in
         let store = try IndexedRawStore()
@@ -208,13 +213,15 @@ func queryBenchmarks() {
         benchmark.stopMeasurement()
     }
 
-    Benchmark("query owner == \(rareOwner), no index (a scan): Cellar") { benchmark in
-        let store = try indexedCellarStore()
-        benchmark.startMeasurement()
-        for _ in benchmark.scaledIterations {
-            blackHole(try store.objects(IndexedDog.self).where(\.owner == rareOwner).results())
+    for engine in cellarEngines {
+        Benchmark("query owner == \(rareOwner), no index (a scan): \(engine.name)") { benchmark in
+            let store = try indexedCellarStore(decodesInParallel: engine.decodesInParallel)
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations {
+                blackHole(try store.objects(IndexedDog.self).where(\.owner == rareOwner).results())
+            }
+            benchmark.stopMeasurement()
         }
-        benchmark.stopMeasurement()
     }
     Benchmark("query owner == \(rareOwner), no index (a scan): raw LMDB") { benchmark in
         let store = try IndexedRawStore()

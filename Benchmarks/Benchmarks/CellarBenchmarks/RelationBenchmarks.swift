@@ -49,9 +49,11 @@ let minimumAge = 3
 /// The dogs of the delete benchmark: a tenth, in random order, each in one person's list.
 let deletedDogIDs = Array(randomIDs.prefix(batchDeleteCount))
 
-func linkedCellarStore() throws -> Store {
+func linkedCellarStore(decodesInParallel: Bool = true) throws -> Store {
     let store = try Store.inMemory(
-        .init(models: [LinkedPerson.self, LinkedDog.self], initialMapSize: 512 << 20))
+        decoding(
+            inParallel: decodesInParallel,
+            .init(models: [LinkedPerson.self, LinkedDog.self], initialMapSize: 512 << 20)))
     try store.write { tx in
         for dog in linkedDogs { try tx.insert(dog) }
         for person in linkedPeople { try tx.insert(person) }
@@ -175,12 +177,14 @@ func relationBenchmarks() {
     let repeated = repeatedConfiguration()
     let ownersTitle = "query owners of dogs aged \(minimumAge)+ (\(recordCount) dogs, \(linkedPeople.count) people)"
 
-    Benchmark("\(ownersTitle): Cellar") { benchmark in
-        let store = try linkedCellarStore()
-        benchmark.startMeasurement()
-        let oldDogs = store.objects(LinkedDog.self).where(\.age >= minimumAge)
-        blackHole(try store.objects(LinkedPerson.self).backlinking(oldDogs, via: \.dogs).results())
-        benchmark.stopMeasurement()
+    for engine in cellarEngines {
+        Benchmark("\(ownersTitle): \(engine.name)") { benchmark in
+            let store = try linkedCellarStore(decodesInParallel: engine.decodesInParallel)
+            benchmark.startMeasurement()
+            let oldDogs = store.objects(LinkedDog.self).where(\.age >= minimumAge)
+            blackHole(try store.objects(LinkedPerson.self).backlinking(oldDogs, via: \.dogs).results())
+            benchmark.stopMeasurement()
+        }
     }
     Benchmark("\(ownersTitle): raw LMDB") { benchmark in
         let store = try LinkedRawStore()

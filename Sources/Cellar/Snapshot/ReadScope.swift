@@ -144,12 +144,15 @@ extension ReadScope {
     }
 
     /// Decodes records read from this transaction, in order, keeping those `keep` accepts; on every core when
-    /// there are many, each worker checking the records it decodes.
+    /// there are many and the configuration allows it (`decodesInParallel`), each worker checking the records it
+    /// decodes.
     func decodeAll<M: Model>(
         _ type: M.Type, _ entries: [Entry], info: ModelInfo, keeping keep: (@Sendable (M) -> Bool)? = nil
     ) throws(StoreError) -> [M] {
         var dictionary = try self.dictionary(for: info)
-        if entries.count >= ParallelDecoding.minimumRecords, ParallelDecoding.workers > 1 {
+        if entries.count >= ParallelDecoding.minimumRecords, ParallelDecoding.workers > 1,
+            store.configuration.decodesInParallel
+        {
             return try decodeInParallel(M.self, entries, info: info, dictionary: &dictionary, keeping: keep)
         }
         var values: [M] = []

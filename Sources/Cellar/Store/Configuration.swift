@@ -31,6 +31,10 @@ public struct Configuration: Sendable {
     /// Set it to `false` in an app extension, so that only the app migrates; the extension then gets
     /// `StoreError.migrationRequired` until the app has.
     public var allowsMigration = true
+    /// Whether a query that decodes many records (4,096 or more) decodes them on every core (up to 8), inside its read
+    /// transaction. Set it to `false` to keep each query on its caller's thread: in an app extension with a tight CPU
+    /// budget, or to compare with a one-core engine.
+    public var decodesInParallel = true
 
     /// Why a store is about to be deleted and started afresh, as `onReset` is told.
     public struct StoreReset: Sendable {
