@@ -72,7 +72,8 @@ def row(task):
         return fmt(rate(engine)) + (" †" if moved(f"{task}: {engine}") else "")
 
     def times(r, digits):
-        return "—" if r is None else f"{r:.{digits}f}×"
+        # Small ratios keep two significant digits rather than showing 0.0×.
+        return "—" if r is None else f"{r:.{max(digits, 2) if r < 0.1 else digits}f}×"
 
     # Cellar as it runs by default, and on one core where the benchmark has that variant.
     cellars = [c for c in ("Cellar", "Cellar (one core)") if rate(c) != "absent"]
