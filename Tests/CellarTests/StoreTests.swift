@@ -88,7 +88,7 @@ struct StoreTests {
             try tx.upsert(Note(id: "kept", text: "2"))
             try tx.delete(Note.self, id: "a")
             try tx.delete(Note.self, id: "never there")
-            return tx.changes.byModel["Note"] ?? []
+            return (tx.changes.byModel["Note"] ?? []) ?? []
         }
         #expect(log.map(\.kind) == [.inserted, .updated, .deleted])
         #expect(log.map { KeyEncoding.describe($0.key) } == ["\"a\"", "\"kept\"", "\"a\""])

@@ -16,7 +16,9 @@ struct ChangeLog {
         let key: [UInt8]
     }
 
-    private(set) var byModel: [String: [Change]] = [:]
+    /// The changes of each model, in order; `nil` once a model has more than `keyLimit` of them (changed wholesale),
+    /// so that a bulk write does not hold every key it wrote until the commit.
+    private(set) var byModel: [String: [Change]?] = [:]
 
     /// Beyond this many changes of one model in one transaction, the log says "everything" instead of listing them:
     /// a bulk import would otherwise double its size in the log.
@@ -29,7 +31,12 @@ struct ChangeLog {
     var isEmpty: Bool { byModel.isEmpty }
 
     mutating func record(_ kind: Kind, key: [UInt8], model: String) {
-        byModel[model, default: []].append(Change(kind: kind, key: key))
+        guard var changes = byModel.removeValue(forKey: model) ?? [] else {
+            byModel[model] = .some(nil)
+            return
+        }
+        changes.append(Change(kind: kind, key: key))
+        byModel[model] = changes.count > Self.keyLimit ? .some(nil) : changes
     }
 
     /// The stored form: a format byte, then per model its name, a flag (0 listed, 1 wholesale) and, when listed, the
@@ -39,7 +46,7 @@ struct ChangeLog {
         for (model, changes) in byModel.sorted(by: { $0.key < $1.key }) {
             Varint.append(UInt64(model.utf8.count), to: &bytes)
             bytes.append(contentsOf: model.utf8)
-            guard changes.count <= Self.keyLimit else {
+            guard let changes else {
                 bytes.append(1)
                 continue
             }
