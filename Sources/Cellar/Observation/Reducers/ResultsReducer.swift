@@ -8,7 +8,8 @@ import LMDB
 /// comparisons and one decode, not a run of the query. The query runs again when that cannot be exact: a limit,
 /// an offset or `distinct` (a record entering can push another out), a query that follows links (its records
 /// change with their targets), a model changed wholesale, a change to another model the query reads, a plan that
-/// now orders differently, or more changed records than a run would read.
+/// now orders differently, or more changed records than a quarter of the results (and at least 64), where running
+/// the query costs about as much.
 struct ResultsReducer<M: Model> {
     let query: Query<M>
     let properties: PropertyFilter<M>
