@@ -90,8 +90,9 @@ struct ResultsTests {
             #expect(found.count == ParallelDecoding.minimumRecords * 2)
             return seen.withLock { $0.count }
         }
+        // Off, one thread decodes. (On, how many do depends on what else the machine runs: `concurrentPerform` may
+        // run every chunk on the calling thread, so the other way is not asserted.)
         #expect(try threads(decodingInParallel: false) == 1)
-        if ParallelDecoding.workers > 1 { #expect(try threads(decodingInParallel: true) > 1) }
     }
 
     @Test func largeResultsDecodeInParallelInOrder() throws {
