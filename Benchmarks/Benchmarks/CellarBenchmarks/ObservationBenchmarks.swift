@@ -13,6 +13,15 @@ struct Kennel: Model {
     var id: Int
 }
 
+/// Returns once `stream` has yielded `count` times: each observer has said it is ready, or done.
+func receive(_ count: Int, from stream: AsyncStream<Void>) async {
+    var received = 0
+    for await _ in stream {
+        received += 1
+        if received == count { return }
+    }
+}
+
 /// Starts `count` observers of `Kennel`, each waiting after its initial results; cancel the tasks to stop them.
 func idleObservers(_ count: Int, of store: Store) async throws -> [Task<Void, any Error>] {
     guard count > 0 else { return [] }
@@ -25,11 +34,7 @@ func idleObservers(_ count: Int, of store: Store) async throws -> [Task<Void, an
             _ = try await changes.next()
         }
     }
-    var started = 0
-    for await _ in ready {
-        started += 1
-        if started == count { break }
-    }
+    await receive(count, from: ready)
     return tasks
 }
 
@@ -186,18 +191,10 @@ func observationBenchmarks() {
                     }
                 }
             }
-            var count = 0
-            for await _ in ready {
-                count += 1
-                if count == observers { break }
-            }
+            await receive(observers, from: ready)
             benchmark.startMeasurement()
             try commitEach(dogs.prefix(observedCommits) + [last], to: store)
-            count = 0
-            for await _ in done {
-                count += 1
-                if count == observers { break }
-            }
+            await receive(observers, from: done)
             benchmark.stopMeasurement()
             for task in tasks { task.cancel() }
         }
@@ -228,18 +225,10 @@ func observationBenchmarks() {
                     }
                 }
             }
-            var count = 0
-            for await _ in ready {
-                count += 1
-                if count == observers { break }
-            }
+            await receive(observers, from: ready)
             benchmark.startMeasurement()
             try commitEach(dogs.prefix(observedCommits) + [last], to: store)
-            count = 0
-            for await _ in done {
-                count += 1
-                if count == observers { break }
-            }
+            await receive(observers, from: done)
             benchmark.stopMeasurement()
             for task in tasks { task.cancel() }
         }

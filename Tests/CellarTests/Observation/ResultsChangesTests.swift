@@ -1,5 +1,4 @@
 import Foundation
-import PropertyBased
 import Testing
 
 @_spi(Benchmarks) @testable import Cellar
@@ -211,46 +210,5 @@ struct ResultsChangesTests {
         let (afterOneThousand, afterTenThousand, deliveries) = (numbers[0], numbers[1], numbers[2])
         #expect(afterTenThousand - afterOneThousand < 512 * 1_024, "9,000 more commits must not hold memory")
         #expect(deliveries >= 1)
-    }
-
-    /// One random write to items 1...12 with ranks 0...19.
-    struct Write: CustomStringConvertible {
-        let kind: Int
-        let id: Int
-        let rank: Int
-        var description: String { "(\(kind), \(id), \(rank))" }
-    }
-
-    @Test func applyingEveryChangeToThePreviousResultsGivesTheNewOnes() async throws {
-        let writes = zip(Gen.int(in: 0...3), Gen.int(in: 1...12), Gen.int(in: 0...19))
-            .map { Write(kind: $0, id: $1, rank: $2) }.array(of: 1...4).array(of: 1...25)
-        await propertyCheck(count: 60, input: writes) { batches in
-            let folder = TemporaryFolder()
-            let store = try folder.store([Item.self, Other.self])
-            let query = store.objects(Item.self).where(\.rank < 15).sorted(by: \.rank)
-            var changes = store.changes(of: query).makeAsyncIterator()
-            var shown = Array(try #require(try await changes.next()).results)
-            for batch in batches {
-                try await store.write { tx in
-                    for write in batch {
-                        switch write.kind {
-                        case 0: _ = try tx.delete(Item.self, id: write.id)
-                        case 1: try tx.upsert(Item(id: write.id, rank: write.rank, tag: "r\(write.rank)"))
-                        case 2: try tx.upsert(Item(id: write.id, rank: write.rank, tag: "same"))
-                        default: try tx.insert(Other(id: write.id * 1_000 + write.rank))
-                        }
-                    }
-                }
-                let expected = try query.results()
-                // A delivery comes when what is shown changed; an upsert of the same bytes changes nothing.
-                guard shown != Array(expected) else { continue }
-                let change = try #require(try await changes.next())
-                for index in change.deletions.reversed() { shown.remove(at: index) }
-                for index in change.insertions { shown.insert(change.results[index], at: index) }
-                for index in change.modificationsInNewResults { shown[index] = change.results[index] }
-                #expect(shown == Array(change.results))
-                #expect(Array(change.results) == Array(expected))
-            }
-        }
     }
 }
