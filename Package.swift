@@ -1,4 +1,5 @@
 // swift-tools-version: 6.1
+import CompilerPluginSupport
 import PackageDescription
 
 let package = Package(
@@ -7,10 +8,13 @@ let package = Package(
     products: [
         .library(name: "Cellar", targets: ["Cellar"]),
         .library(name: "LMDB", targets: ["LMDB"]),
+        // `@Record`, generated record code. A separate product, so that only its users build swift-syntax.
+        .library(name: "CellarMacros", targets: ["CellarMacros"]),
         .executable(name: "cellar-demo", targets: ["cellar-demo"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1")
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        .package(url: "https://github.com/swiftlang/swift-syntax", "600.0.1"..<"604.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -20,7 +24,15 @@ let package = Package(
         ),
         .target(name: "LMDB", dependencies: ["CLMDB"]),
         .target(name: "Cellar", dependencies: ["LMDB"]),
-        .executableTarget(name: "cellar-demo", dependencies: ["Cellar"]),
+        .macro(
+            name: "CellarMacrosPlugin",
+            dependencies: [
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+            ]
+        ),
+        .target(name: "CellarMacros", dependencies: ["Cellar", "CellarMacrosPlugin"]),
+        .executableTarget(name: "cellar-demo", dependencies: ["Cellar", "CellarMacros"]),
         // A second process for the tests that write one store from two processes at once.
         .executableTarget(name: "cellar-test-helper", dependencies: ["Cellar", "LMDB"]),
         .testTarget(
@@ -30,8 +42,15 @@ let package = Package(
         .testTarget(
             name: "CellarTests",
             dependencies: [
-                "Cellar", "LMDB", "cellar-test-helper",
+                "Cellar", "CellarMacros", "LMDB", "cellar-test-helper",
                 .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
+            name: "CellarMacrosTests",
+            dependencies: [
+                "CellarMacrosPlugin",
+                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
             ]
         ),
     ],

@@ -22,6 +22,8 @@ final class RecordDecoder {
         var busy = false
         /// Counts the records decoded, so a container kept past its record is refused, not read.
         var generation = 0
+        /// The field tables generated code used last, so a scan asks its dictionary (behind a lock) once.
+        var fieldTables: [(dictionary: KeyDictionary, fields: RecordKeys, table: [Int32])] = []
     }
 
     private let state: UnsafeMutablePointer<State>
@@ -76,6 +78,31 @@ final class RecordDecoder {
         _ type: T.Type, from bytes: UnsafeRawBufferPointer, dictionary: KeyDictionary
     ) throws -> T {
         try RecordDecoder().decode(type, from: bytes, dictionary: dictionary)
+    }
+
+    /// Decodes a whole model record, through the model's generated code when it has some.
+    func decodeRecord<M: Model>(
+        _ type: M.Type, from bytes: UnsafeRawBufferPointer, dictionary: KeyDictionary
+    ) throws -> M {
+        guard bytes.first == RecordFormat.version else {
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: [],
+                    debugDescription: "the record does not start with format version \(RecordFormat.version)"))
+        }
+        var reader = RecordReader(decoder: self, dictionary: dictionary, bytes: bytes, offset: 1)
+        return try M._readRecord(&reader)
+    }
+
+    /// Which field of `fields` each tag of `dictionary` names.
+    func fieldTable(for fields: RecordKeys, in dictionary: KeyDictionary) -> [Int32] {
+        for cached in state.pointee.fieldTables where cached.fields === fields && cached.dictionary === dictionary {
+            return cached.table
+        }
+        let table = dictionary.fieldTable(for: fields)
+        if state.pointee.fieldTables.count >= 8 { state.pointee.fieldTables.removeFirst() }
+        state.pointee.fieldTables.append((dictionary, fields, table))
+        return table
     }
 
     /// Decodes a whole record, reusing this decoder's buffers.

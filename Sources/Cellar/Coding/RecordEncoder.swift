@@ -27,6 +27,8 @@ final class RecordEncoder {
         var pendingSuper: (serial: Int, depth: Int)?
         var singleValueWritten = -1
         var misuse: String?
+        /// The tags generated code writes each type's fields with, under `dictionary` and the added names.
+        var fieldTags: [(fields: RecordKeys, tags: [UInt32])] = []
     }
 
     private let state: UnsafeMutablePointer<State>
@@ -126,6 +128,7 @@ final class RecordEncoder {
         addedNames = []
         addedTags = [:]
         expectedKeys = []
+        state.pointee.fieldTags = []
     }
 
     /// Marks the added names as stored: they become part of the dictionary.
@@ -138,6 +141,18 @@ final class RecordEncoder {
 
     /// Encodes `value` as a whole record; the bytes are valid until the next call.
     func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
+        try encodeRecord(value) { try $0.encodeValue(value) }
+    }
+
+    /// Encodes a model as a whole record, through its generated code when it has some.
+    func encodeModel<M: Model>(_ value: M) throws -> [UInt8] {
+        try encodeRecord(value) { encoder in
+            var writer = RecordWriter(encoder: encoder)
+            try value._writeRecord(&writer)
+        }
+    }
+
+    func encodeRecord<T>(_ value: T, _ body: (RecordEncoder) throws -> Void) throws -> [UInt8] {
         buffer.removeAll(keepingCapacity: true)
         buffer.append(RecordFormat.version)
         open.removeAll(keepingCapacity: true)
@@ -146,12 +161,59 @@ final class RecordEncoder {
         valueDepth = 0
         pendingSuper = nil
         singleValueWritten = -1
-        try encodeValue(value)
+        try body(self)
         fillPendingSuper()
         closeContainers(downTo: 0)
         if let misuse { throw EncodingError.invalidValue(value, .init(codingPath: [], debugDescription: misuse)) }
         return buffer
     }
+
+    /// Encodes a value through `Codable` inside a container generated code is writing at `depth`, and closes
+    /// what it opened, so generated code can go on writing after it.
+    func encodeNested<T: Encodable>(_ value: T, depth: Int) throws {
+        let outer = open.count
+        valueDepth += depth
+        defer { valueDepth -= depth }
+        try encodeValue(value)
+        fillPendingSuper()
+        closeContainers(downTo: outer)
+    }
+
+    /// The tag of each field of `fields`; names the dictionary lacks are added, as `Codable` writes add them.
+    func tags(for fields: RecordKeys) -> [UInt32] {
+        for cached in state.pointee.fieldTags where cached.fields === fields { return cached.tags }
+        let tags = fields.names.map { name in
+            if let known = dictionary.tags[name] ?? addedTags[name] { return known }
+            let tag = UInt32(dictionary.names.count + addedNames.count)
+            addedNames.append(name)
+            addedTags[name] = tag
+            return tag
+        }
+        state.pointee.fieldTags.append((fields, tags))
+        return tags
+    }
+
+    /// Starts a container of `type`; returns where its header is, for `closeContainer`.
+    @inline(__always)
+    func beginContainer(_ type: RecordFormat.ValueType) -> Int {
+        put(type)
+        let header = buffer.count
+        buffer.append(contentsOf: repeatElement(0, count: RecordFormat.containerHeaderSize))
+        return header
+    }
+
+    /// Fills in the header of a container generated code wrote.
+    @inline(__always)
+    func closeContainer(header: Int, count: UInt32) {
+        let payload = buffer.count - header - RecordFormat.containerHeaderSize
+        buffer.withUnsafeMutableBytes { raw in
+            raw.storeBytes(of: UInt32(truncatingIfNeeded: payload).littleEndian, toByteOffset: header, as: UInt32.self)
+            raw.storeBytes(of: count.littleEndian, toByteOffset: header + 4, as: UInt32.self)
+        }
+    }
+
+    @inline(__always)
+    func putTag(_ tag: UInt32) { Varint.append(UInt64(tag) << 1, to: &buffer) }
 
     // MARK: Values
 
@@ -286,15 +348,7 @@ final class RecordEncoder {
     private func closeContainers(downTo depth: Int) {
         while open.count > depth {
             let container = open.removeLast()
-            let payload = buffer.count - container.headerOffset - RecordFormat.containerHeaderSize
-            buffer.withUnsafeMutableBytes { raw in
-                raw.storeBytes(
-                    of: UInt32(truncatingIfNeeded: payload).littleEndian,
-                    toByteOffset: container.headerOffset, as: UInt32.self)
-                raw.storeBytes(
-                    of: container.count.littleEndian,
-                    toByteOffset: container.headerOffset + 4, as: UInt32.self)
-            }
+            closeContainer(header: container.headerOffset, count: container.count)
         }
     }
 

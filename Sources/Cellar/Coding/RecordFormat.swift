@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The binary record format: self-describing, so any record can be read without its Swift type.
 ///
@@ -99,6 +100,8 @@ private final class KeyTypeProbe: Encoder {
 final class KeyDictionary: Sendable {
     let names: [String]
     let tags: [String: UInt32]
+    /// For generated record code: per type, which of its fields each tag names. Made once per dictionary.
+    private let fieldTables = Mutex<[ObjectIdentifier: [Int32]]>([:])
 
     init(names: [String]) {
         self.names = names
@@ -108,6 +111,16 @@ final class KeyDictionary: Sendable {
     }
 
     static let empty = KeyDictionary(names: [])
+
+    /// For each tag, the number of the field of `fields` it names, or -1.
+    func fieldTable(for fields: RecordKeys) -> [Int32] {
+        fieldTables.withLock { tables in
+            if let table = tables[ObjectIdentifier(fields)] { return table }
+            let table = names.map { fields.numbers[$0].map(Int32.init) ?? -1 }
+            tables[ObjectIdentifier(fields)] = table
+            return table
+        }
+    }
 
     /// The dictionary with `added` appended.
     func appending(_ added: [String]) -> KeyDictionary {

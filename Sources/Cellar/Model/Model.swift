@@ -20,6 +20,18 @@ public protocol Model: Codable, Identifiable, Sendable where ID: Codable & Senda
 
     /// How the model is stored: its name and whether ids are numbered automatically.
     static var schema: Schema<Self> { get }
+
+    // How records are read and written: through `Codable`, or through the code `@Record` generates. Cellar's
+    // defaults choose; a model never implements these itself.
+
+    /// Reads the model's record at the reader's position.
+    static func _readRecord(_ reader: inout RecordReader) throws -> Self
+    /// Writes the model's record.
+    func _writeRecord(_ writer: inout RecordWriter) throws
+    /// The field number of the stored property `keyPath` names, where generated code knows it.
+    static func _recordField(for keyPath: PartialKeyPath<Self>) -> Int?
+    /// The stored names generated code numbers fields by; `nil` for a model read through `Codable`.
+    static var _recordKeys: RecordKeys? { get }
 }
 
 extension Model {

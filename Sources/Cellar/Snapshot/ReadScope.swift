@@ -106,7 +106,7 @@ extension ReadScope {
         var reloaded = false
         while true {
             do {
-                return try recordDecoder.decode(M.self, from: bytes, dictionary: dictionary)
+                return try recordDecoder.decodeRecord(M.self, from: bytes, dictionary: dictionary)
             } catch is RecordDecoder.UnknownKeyTag {
                 guard !reloaded else {
                     throw .decodingFailed(
@@ -184,7 +184,7 @@ extension ReadScope {
                     var values: [M] = []
                     values.reserveCapacity(keep == nil ? range.count : 0)
                     for (_, value) in all.value[range] {
-                        let decoded = try decoder.decode(M.self, from: value, dictionary: shared)
+                        let decoded = try decoder.decodeRecord(M.self, from: value, dictionary: shared)
                         if keep?(decoded) ?? true { values.append(decoded) }
                     }
                     return values

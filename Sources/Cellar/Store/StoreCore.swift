@@ -368,7 +368,7 @@ final class StoreCore: Sendable {
         try txn.walk(records) { entry in
             let value: M
             do {
-                value = try decoder.decode(M.self, from: entry.value, dictionary: dictionary)
+                value = try decoder.decodeRecord(M.self, from: entry.value, dictionary: dictionary)
             } catch let error as DecodingError {
                 throw StoreError(error, model: model, id: KeyEncoding.describe(entry.key))
             }

@@ -300,7 +300,7 @@ public final class Transaction: ReadScope {
         let txn = try writable
         let record: [UInt8]
         do {
-            record = try state.encoder.encode(value)
+            record = try state.encoder.encodeModel(value)
         } catch {
             throw .encodingFailed(model: state.info.name, reason: "\(error)")
         }

@@ -1,0 +1,351 @@
+import Foundation
+
+/// Reads a record for generated code: one value at a time from the record's bytes, every read bounds-checked.
+///
+/// It reads what `RecordDecoder` reads and accepts what it accepts (an integer stored in any width that fits, a
+/// `Float` where a `Double` is asked for), so the two answer alike on any record, damaged ones included. Values
+/// of types without generated code go through `RecordDecoder` at the reader's position.
+public struct RecordReader {
+    let decoder: RecordDecoder
+    let dictionary: KeyDictionary
+    let bytes: UnsafeRawBufferPointer
+    var offset: Int
+    /// Containers entered, to refuse a damaged record nested deeper than readers go instead of overflowing.
+    var depth = 0
+
+    init(decoder: RecordDecoder, dictionary: KeyDictionary, bytes: UnsafeRawBufferPointer, offset: Int) {
+        self.decoder = decoder
+        self.dictionary = dictionary
+        self.bytes = bytes
+        self.offset = offset
+    }
+
+    // MARK: Keyed containers
+
+    /// Enters the keyed container at the reader's position: `nextField` then walks its entries.
+    public mutating func beginFields(of fields: RecordKeys) throws -> RecordFieldCursor {
+        let type = try valueType()
+        let start = offset + 1 + RecordFormat.containerHeaderSize
+        let end: Int
+        if type == .null {
+            // A value that wrote nothing reads back as an empty container, as `RecordDecoder` reads it.
+            end = offset + 1
+            offset = end
+        } else {
+            guard type == .keyed else { throw mismatch(expected: .keyed, found: type) }
+            let length = Int(try fixed(UInt32.self, at: offset + 1))
+            let count = Int(try fixed(UInt32.self, at: offset + 5))
+            guard length <= bytes.count - start, count <= length else { throw truncated() }
+            end = start + length
+            offset = start
+        }
+        depth += 1
+        guard depth < RecordFormat.maximumDepth else { throw corrupted("the record is nested too deeply") }
+        return RecordFieldCursor(table: decoder.fieldTable(for: fields, in: dictionary), fields: fields, end: end)
+    }
+
+    /// The number of the next entry's field, with the reader at its value; `nil` after the last entry. Entries of
+    /// fields the type does not have (written by another version of it) are skipped.
+    public mutating func nextField(_ cursor: inout RecordFieldCursor) throws -> Int? {
+        while offset < cursor.end {
+            let code = try varint()
+            if code & 1 == 0 {
+                let tag = code >> 1
+                guard tag < UInt64(cursor.table.count) else {
+                    // A tag this dictionary lacks: another writer added the name. The caller reloads the dictionary.
+                    guard tag < UInt64(dictionary.names.count) else { throw RecordDecoder.UnknownKeyTag() }
+                    try skipValue()
+                    continue
+                }
+                let field = Int(cursor.table[Int(tag)])
+                if field >= 0 {
+                    cursor.current = field
+                    return field
+                }
+            } else if code & 3 == 1 {
+                try skip(Int(clamping: code >> 2))
+            } else {
+                _ = try varint()
+            }
+            try skipValue()
+        }
+        guard offset == cursor.end else { throw corrupted("a value runs past the end of its container") }
+        depth -= 1
+        cursor.current = -1
+        return nil
+    }
+
+    /// The value read for a field, or the error `Codable` gives when the record has none.
+    public func decoded<T>(_ value: T?, field: Int, in cursor: RecordFieldCursor) throws -> T {
+        guard let value else {
+            let key = RecordCodingKey(cursor.fields.names[field])
+            throw DecodingError.keyNotFound(
+                key, .init(codingPath: [], debugDescription: "the record has no value for \"\(key.stringValue)\""))
+        }
+        return value
+    }
+
+    /// The value read for an optional field, `nil` when the record has none: `Codable` decodes optional
+    /// properties with `decodeIfPresent`.
+    public func decoded<W>(_ value: W??, field: Int, in cursor: RecordFieldCursor) throws -> W? {
+        value ?? nil
+    }
+
+    // MARK: Values
+
+    /// Reads a value of a type with generated or built-in record code.
+    @inline(__always)
+    public mutating func value<T: RecordStorable>(_ type: T.Type) throws -> T {
+        try T.read(from: &self)
+    }
+
+    /// Reads a value of any other `Decodable` type through `RecordDecoder`.
+    public mutating func value<T: Decodable>(_ type: T.Type) throws -> T {
+        let start = offset
+        try skipValue()
+        return try decoder.decode(T.self, from: bytes, at: start, dictionary: dictionary)
+    }
+
+    /// Reads a whole model through `Codable`: the reading of every model without generated code.
+    func decodeThroughCodable<T: Decodable>(_ type: T.Type) throws -> T {
+        try decoder.decode(T.self, from: bytes, at: offset, dictionary: dictionary)
+    }
+
+    /// Whether the value at the reader's position is `nil`; moves past it when it is.
+    public mutating func readNil() throws -> Bool {
+        guard try valueType() == .null else { return false }
+        offset += 1
+        return true
+    }
+
+    public mutating func readBool() throws -> Bool {
+        switch try valueType() {
+        case .true:
+            offset += 1
+            return true
+        case .false:
+            offset += 1
+            return false
+        case let found: throw mismatch(expected: .true, found: found)
+        }
+    }
+
+    /// Any stored integer width converts to any other when the value fits, as in `RecordDecoder`.
+    @inline(__always)
+    public mutating func readInteger<T: FixedWidthInteger>(_: T.Type) throws -> T {
+        let found = try valueType()
+        let at = offset + 1
+        let value: T?
+        let size: Int
+        switch found {
+        case .int64:
+            (value, size) = (T(exactly: try fixed(Int64.self, at: at)), 8)
+        case .int8:
+            (value, size) = (T(exactly: Int8(bitPattern: try fixed(UInt8.self, at: at))), 1)
+        case .int16: (value, size) = (T(exactly: try fixed(Int16.self, at: at)), 2)
+        case .int32: (value, size) = (T(exactly: try fixed(Int32.self, at: at)), 4)
+        case .uint8: (value, size) = (T(exactly: try fixed(UInt8.self, at: at)), 1)
+        case .uint16: (value, size) = (T(exactly: try fixed(UInt16.self, at: at)), 2)
+        case .uint32: (value, size) = (T(exactly: try fixed(UInt32.self, at: at)), 4)
+        case .uint64: (value, size) = (T(exactly: try fixed(UInt64.self, at: at)), 8)
+        default: throw mismatch(expected: .int64, found: found)
+        }
+        guard let value else { throw corrupted("the stored number does not fit in \(T.self)") }
+        offset = at + size
+        return value
+    }
+
+    public mutating func readDouble() throws -> Double {
+        switch try valueType() {
+        case .double:
+            defer { offset += 9 }
+            return Double(bitPattern: try fixed(UInt64.self, at: offset + 1))
+        case .float:
+            defer { offset += 5 }
+            return Double(Float(bitPattern: try fixed(UInt32.self, at: offset + 1)))
+        case let found: throw mismatch(expected: .double, found: found)
+        }
+    }
+
+    public mutating func readFloat() throws -> Float {
+        switch try valueType() {
+        case .float:
+            defer { offset += 5 }
+            return Float(bitPattern: try fixed(UInt32.self, at: offset + 1))
+        case .double:
+            let value = Double(bitPattern: try fixed(UInt64.self, at: offset + 1))
+            guard let narrowed = Float(exactly: value) ?? (value.isNaN ? Float.nan : nil) else {
+                throw corrupted("the stored number \(value) does not fit in Float")
+            }
+            offset += 9
+            return narrowed
+        case let found: throw mismatch(expected: .float, found: found)
+        }
+    }
+
+    public mutating func readString() throws -> String {
+        try text(.string)
+    }
+
+    public mutating func readData() throws -> Data {
+        Data(try payload(.bytes))
+    }
+
+    public mutating func readDate() throws -> Date {
+        let found = try valueType()
+        guard found == .date else { throw mismatch(expected: .date, found: found) }
+        defer { offset += 9 }
+        return Date(timeIntervalSinceReferenceDate: Double(bitPattern: try fixed(UInt64.self, at: offset + 1)))
+    }
+
+    public mutating func readUUID() throws -> UUID {
+        let found = try valueType()
+        guard found == .uuid else { throw mismatch(expected: .uuid, found: found) }
+        guard bytes.count - (offset + 1) >= 16 else { throw truncated() }
+        defer { offset += 17 }
+        return UUID(uuid: bytes.loadUnaligned(fromByteOffset: offset + 1, as: uuid_t.self))
+    }
+
+    public mutating func readURL() throws -> URL {
+        let text = try text(.url)
+        guard let url = URL(string: text) else { throw corrupted("\(quoted(text)) is not a valid URL") }
+        return url
+    }
+
+    public mutating func readDecimal() throws -> Decimal {
+        let text = try text(.decimal)
+        if text == "NaN" { return .nan }
+        guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
+            throw corrupted("\(quoted(text)) is not a valid Decimal")
+        }
+        return decimal
+    }
+
+    /// Reads an unkeyed container (an array or a set) element by element.
+    public mutating func readElements(_ body: (inout RecordReader, _ count: Int) throws -> Void) throws {
+        let found = try valueType()
+        guard found == .unkeyed else { throw mismatch(expected: .unkeyed, found: found) }
+        let length = Int(try fixed(UInt32.self, at: offset + 1))
+        let count = Int(try fixed(UInt32.self, at: offset + 5))
+        let start = offset + 1 + RecordFormat.containerHeaderSize
+        guard length <= bytes.count - start, count <= length else { throw truncated() }
+        depth += 1
+        guard depth < RecordFormat.maximumDepth else { throw corrupted("the record is nested too deeply") }
+        offset = start
+        try body(&self, count)
+        guard offset <= start + length else { throw corrupted("a value runs past the end of its container") }
+        offset = start + length
+        depth -= 1
+    }
+
+    // MARK: Bytes
+
+    @inline(__always)
+    private func valueType() throws -> RecordFormat.ValueType {
+        guard offset < bytes.count else { throw truncated() }
+        guard let type = RecordFormat.ValueType(rawValue: bytes[offset]) else {
+            throw corrupted("the record has an unknown value type")
+        }
+        return type
+    }
+
+    @inline(__always)
+    private func fixed<I: FixedWidthInteger>(_: I.Type, at position: Int) throws -> I {
+        guard bytes.count - position >= MemoryLayout<I>.size else { throw truncated() }
+        return I(littleEndian: bytes.loadUnaligned(fromByteOffset: position, as: I.self))
+    }
+
+    @inline(__always)
+    private mutating func varint() throws -> UInt64 {
+        var reader = ByteReader(bytes, offset: offset)
+        do {
+            let value = try reader.varint()
+            offset = reader.offset
+            return value
+        } catch {
+            throw truncated()
+        }
+    }
+
+    private mutating func skip(_ count: Int) throws {
+        guard count >= 0, bytes.count - offset >= count else { throw truncated() }
+        offset += count
+    }
+
+    private mutating func skipValue() throws {
+        var reader = ByteReader(bytes, offset: offset)
+        do { try reader.skipValue() } catch { throw truncated() }
+        offset = reader.offset
+    }
+
+    private mutating func payload(_ expected: RecordFormat.ValueType) throws -> UnsafeRawBufferPointer {
+        let found = try valueType()
+        guard found == expected else { throw mismatch(expected: expected, found: found) }
+        var reader = ByteReader(bytes, offset: offset + 1)
+        do {
+            let raw = try reader.bytes(Int(clamping: try reader.varint()))
+            offset = reader.offset
+            return raw
+        } catch {
+            throw truncated()
+        }
+    }
+
+    private mutating func text(_ expected: RecordFormat.ValueType) throws -> String {
+        let raw = try payload(expected)
+        // ASCII needs no validation, and validating costs more than the rest of the read.
+        if raw.allSatisfy({ $0 < 0x80 }) { return String(decoding: raw, as: UTF8.self) }
+        guard let string = String(validating: raw, as: UTF8.self) else {
+            throw corrupted("the stored text is not valid UTF-8")
+        }
+        return string
+    }
+
+    // MARK: Errors (the coding path is added by each container on the way out)
+
+    private func truncated() -> DecodingError { corrupted("the record ends inside a value") }
+
+    private func corrupted(_ message: String) -> DecodingError {
+        .dataCorrupted(.init(codingPath: [], debugDescription: message))
+    }
+
+    private func mismatch(expected: RecordFormat.ValueType, found: RecordFormat.ValueType) -> DecodingError {
+        let context = DecodingError.Context(codingPath: [], debugDescription: "expected \(expected), found \(found)")
+        return found == .null ? .valueNotFound(Any.self, context) : .typeMismatch(Any.self, context)
+    }
+}
+
+/// Where generated code is in a keyed container: its end, and how the record's tags map to the type's fields.
+public struct RecordFieldCursor {
+    /// For each tag of the key dictionary, the field it names, or -1.
+    let table: [Int32]
+    let fields: RecordKeys
+    let end: Int
+    /// The field whose value is being read, to name it in an error.
+    var current = -1
+
+    /// `error` with this container's field in front of its coding path.
+    public func annotate(_ error: any Error) -> any Error {
+        guard current >= 0, let decoding = error as? DecodingError else { return error }
+        let key = RecordCodingKey(fields.names[current])
+        func prefixed(_ context: DecodingError.Context) -> DecodingError.Context {
+            .init(codingPath: [key] + context.codingPath, debugDescription: context.debugDescription)
+        }
+        switch decoding {
+        case .typeMismatch(let type, let context): return DecodingError.typeMismatch(type, prefixed(context))
+        case .valueNotFound(let type, let context): return DecodingError.valueNotFound(type, prefixed(context))
+        case .keyNotFound(let missing, let context): return DecodingError.keyNotFound(missing, prefixed(context))
+        case .dataCorrupted(let context): return DecodingError.dataCorrupted(prefixed(context))
+        @unknown default: return error
+        }
+    }
+}
+
+/// A coding key by name, for the paths of errors from generated code.
+struct RecordCodingKey: CodingKey {
+    let stringValue: String
+    var intValue: Int? { nil }
+    init(_ name: String) { stringValue = name }
+    init?(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}

@@ -1,0 +1,147 @@
+import Foundation
+
+// The standard types generated code reads and writes directly, each as `RecordEncoder` writes it through
+// `Codable`.
+
+extension Bool: RecordStorable {
+    public static func read(from reader: inout RecordReader) throws -> Bool { try reader.readBool() }
+    public func write(to writer: inout RecordWriter) { writer.writeBool(self) }
+}
+
+extension String: RecordStorable {
+    public static func read(from reader: inout RecordReader) throws -> String { try reader.readString() }
+    public func write(to writer: inout RecordWriter) { writer.writeString(self) }
+}
+
+extension Double: RecordStorable {
+    public static func read(from reader: inout RecordReader) throws -> Double { try reader.readDouble() }
+    public func write(to writer: inout RecordWriter) { writer.writeDouble(self) }
+}
+
+extension Float: RecordStorable {
+    public static func read(from reader: inout RecordReader) throws -> Float { try reader.readFloat() }
+    public func write(to writer: inout RecordWriter) { writer.writeFloat(self) }
+}
+
+extension Int: RecordStorable {
+    public static func read(from reader: inout RecordReader) throws -> Int { try reader.readInteger(Int.self) }
+    public func write(to writer: inout RecordWriter) { writer.writeInt(self) }
+}
+
+extension Int8: RecordStorable {
+    public static func read(from reader: inout RecordReader) throws -> Int8 { try reader.readInteger(Int8.self) }
+    public func write(to writer: inout RecordWriter) { writer.writeInt8(self) }
+}
+
+extension Int16: RecordStorable {
+    public static func read(from reader: inout RecordReader) throws -> Int16 { try reader.readInteger(Int16.self) }
+    public func write(to writer: inout RecordWriter) { writer.writeInt16(self) }
+}
+
+extension Int32: RecordStorable {
+    public static func read(from reader: inout RecordReader) throws -> Int32 { try reader.readInteger(Int32.self) }
+    public func write(to writer: inout RecordWriter) { writer.writeInt32(self) }
+}
+
+extension Int64: RecordStorable {
+    public static func read(from reader: inout RecordReader) throws -> Int64 { try reader.readInteger(Int64.self) }
+    public func write(to writer: inout RecordWriter) { writer.writeInt64(self) }
+}
+
+extension UInt: RecordStorable {
+    public static func read(from reader: inout RecordReader) throws -> UInt { try reader.readInteger(UInt.self) }
+    public func write(to writer: inout RecordWriter) { writer.writeUInt(self) }
+}
+
+extension UInt8: RecordStorable {
+    public static func read(from reader: inout RecordReader) throws -> UInt8 { try reader.readInteger(UInt8.self) }
+    public func write(to writer: inout RecordWriter) { writer.writeUInt8(self) }
+}
+
+extension UInt16: RecordStorable {
+    public static func read(from reader: inout RecordReader) throws -> UInt16 {
+        try reader.readInteger(UInt16.self)
+    }
+    public func write(to writer: inout RecordWriter) { writer.writeUInt16(self) }
+}
+
+extension UInt32: RecordStorable {
+    public static func read(from reader: inout RecordReader) throws -> UInt32 {
+        try reader.readInteger(UInt32.self)
+    }
+    public func write(to writer: inout RecordWriter) { writer.writeUInt32(self) }
+}
+
+extension UInt64: RecordStorable {
+    public static func read(from reader: inout RecordReader) throws -> UInt64 {
+        try reader.readInteger(UInt64.self)
+    }
+    public func write(to writer: inout RecordWriter) { writer.writeUInt64(self) }
+}
+
+extension Data: RecordStorable {
+    public static func read(from reader: inout RecordReader) throws -> Data { try reader.readData() }
+    public func write(to writer: inout RecordWriter) { writer.writeData(self) }
+}
+
+extension Date: RecordStorable {
+    public static func read(from reader: inout RecordReader) throws -> Date { try reader.readDate() }
+    public func write(to writer: inout RecordWriter) { writer.writeDate(self) }
+}
+
+extension UUID: RecordStorable {
+    public static func read(from reader: inout RecordReader) throws -> UUID { try reader.readUUID() }
+    public func write(to writer: inout RecordWriter) { writer.writeUUID(self) }
+}
+
+extension URL: RecordStorable {
+    public static func read(from reader: inout RecordReader) throws -> URL { try reader.readURL() }
+    public func write(to writer: inout RecordWriter) { writer.writeURL(self) }
+}
+
+extension Decimal: RecordStorable {
+    public static func read(from reader: inout RecordReader) throws -> Decimal { try reader.readDecimal() }
+    public func write(to writer: inout RecordWriter) { writer.writeDecimal(self) }
+}
+
+/// `nil` is stored as a null value, in a list as in a property.
+extension Optional: RecordStorable where Wrapped: RecordStorable {
+    public static func read(from reader: inout RecordReader) throws -> Wrapped? {
+        try reader.readNil() ? nil : try Wrapped.read(from: &reader)
+    }
+    public func write(to writer: inout RecordWriter) throws {
+        if let self { try self.write(to: &writer) } else { writer.writeNil() }
+    }
+}
+
+extension Array: RecordStorable where Element: RecordStorable {
+    public static func read(from reader: inout RecordReader) throws -> [Element] {
+        var elements: [Element] = []
+        try reader.readElements { reader, count in
+            elements.reserveCapacity(count)
+            for _ in 0..<count { elements.append(try Element.read(from: &reader)) }
+        }
+        return elements
+    }
+    public func write(to writer: inout RecordWriter) throws {
+        try writer.writeElements(count: count) { writer in
+            for element in self { try element.write(to: &writer) }
+        }
+    }
+}
+
+extension Set: RecordStorable where Element: RecordStorable {
+    public static func read(from reader: inout RecordReader) throws -> Set<Element> {
+        var elements: Set<Element> = []
+        try reader.readElements { reader, count in
+            elements.reserveCapacity(count)
+            for _ in 0..<count { elements.insert(try Element.read(from: &reader)) }
+        }
+        return elements
+    }
+    public func write(to writer: inout RecordWriter) throws {
+        try writer.writeElements(count: count) { writer in
+            for element in self { try element.write(to: &writer) }
+        }
+    }
+}

@@ -1,0 +1,7 @@
+import SwiftCompilerPlugin
+import SwiftSyntaxMacros
+
+@main
+struct CellarMacrosPlugin: CompilerPlugin {
+    let providingMacros: [any Macro.Type] = [RecordMacro.self]
+}

@@ -1,0 +1,61 @@
+import SwiftDiagnostics
+
+/// What `@Record` refuses, in the words of the code the user wrote, with what to do instead.
+enum RecordDiagnostic: DiagnosticMessage {
+    case notAStruct(kind: String)
+    case generic
+    case customCodingKeys
+    case customDecoding
+    case customEncoding
+    case propertyWrapper(property: String, wrapper: String)
+    case lazyProperty(property: String)
+    case missingType(property: String)
+    case destructuring
+
+    var message: String {
+        switch self {
+        case .notAStruct(let kind):
+            "@Record applies to structs; this \(kind) keeps working through Codable without it"
+        case .generic:
+            "@Record does not support generic types; without @Record this type keeps working through Codable"
+        case .customCodingKeys:
+            "@Record cannot follow a custom 'CodingKeys': its generated code stores each property under its own "
+                + "name; remove @Record (the type keeps working through Codable) or the custom keys"
+        case .customDecoding:
+            "@Record cannot follow a custom 'init(from:)': its generated code would read records differently; "
+                + "remove @Record (the type keeps working through Codable) or the custom initializer"
+        case .customEncoding:
+            "@Record cannot follow a custom 'encode(to:)': its generated code would write records differently; "
+                + "remove @Record (the type keeps working through Codable) or the custom method"
+        case .propertyWrapper(let property, let wrapper):
+            "'\(property)' is wrapped in '@\(wrapper)', which @Record cannot read or write; store the value "
+                + "itself, or remove @Record (the type keeps working through Codable)"
+        case .lazyProperty(let property):
+            "'\(property)' is lazy, which Codable cannot store either; make it a plain stored property or a "
+                + "computed one"
+        case .missingType(let property):
+            "write the type of '\(property)' (as in 'var \(property): Int = 0'): @Record names each stored "
+                + "property's type in the code it generates"
+        case .destructuring:
+            "@Record needs one name per stored property; declare each property on its own"
+        }
+    }
+
+    var diagnosticID: MessageID {
+        let id: String =
+            switch self {
+            case .notAStruct: "notAStruct"
+            case .generic: "generic"
+            case .customCodingKeys: "customCodingKeys"
+            case .customDecoding: "customDecoding"
+            case .customEncoding: "customEncoding"
+            case .propertyWrapper: "propertyWrapper"
+            case .lazyProperty: "lazyProperty"
+            case .missingType: "missingType"
+            case .destructuring: "destructuring"
+            }
+        return MessageID(domain: "CellarMacros", id: id)
+    }
+
+    var severity: DiagnosticSeverity { .error }
+}

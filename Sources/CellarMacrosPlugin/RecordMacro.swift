@@ -1,0 +1,148 @@
+import SwiftDiagnostics
+import SwiftSyntax
+import SwiftSyntaxBuilder
+import SwiftSyntaxMacros
+
+/// `@Record`: an extension that conforms the struct to `RecordCodable` with code that reads and writes each
+/// stored property in the order and under the key synthesized `Codable` uses.
+public struct RecordMacro: ExtensionMacro {
+    public static func expansion(
+        of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax,
+        providingExtensionsOf type: some TypeSyntaxProtocol, conformingTo protocols: [TypeSyntax],
+        in context: some MacroExpansionContext
+    ) throws -> [ExtensionDeclSyntax] {
+        guard let structDecl = declaration.as(StructDeclSyntax.self) else {
+            context.diagnose(Diagnostic(node: node, message: RecordDiagnostic.notAStruct(kind: kind(of: declaration))))
+            return []
+        }
+        if let generics = structDecl.genericParameterClause {
+            context.diagnose(Diagnostic(node: generics, message: RecordDiagnostic.generic))
+            return []
+        }
+        let (properties, problems) = StoredProperty.all(in: structDecl.memberBlock)
+        guard problems.isEmpty else {
+            for problem in problems { context.diagnose(problem) }
+            return []
+        }
+        let access = accessModifier(of: structDecl)
+        let conformance = protocols.isEmpty ? "" : ": Cellar.RecordCodable"
+        let source = """
+            extension \(type.trimmedDescription)\(conformance) {
+            \(keys(properties, access))
+
+            \(reader(properties, access))
+
+            \(writer(properties, access))
+
+            \(fieldLookup(properties, access))
+            }
+            """
+        guard let extensionDecl = DeclSyntax(stringLiteral: source).as(ExtensionDeclSyntax.self) else { return [] }
+        return [extensionDecl]
+    }
+
+    private static func keys(_ properties: [StoredProperty], _ access: String) -> String {
+        let names = properties.map { "\"\($0.name)\"" }.joined(separator: ", ")
+        return "    \(access)static let recordKeys = Cellar.RecordKeys([\(names)])"
+    }
+
+    /// Reads the entries in whatever order they come, then checks that each required one came, as `Codable` does.
+    private static func reader(_ properties: [StoredProperty], _ access: String) -> String {
+        let decoded = properties.enumerated().filter { $0.element.isDecoded }
+        var lines = ["    \(access)init(record reader: inout Cellar.RecordReader) throws {"]
+        lines.append("        var fields = try reader.beginFields(of: Self.recordKeys)")
+        for (_, property) in decoded {
+            lines.append("        var \(local(property)): \(spelled(property.type))?")
+        }
+        lines.append("        do {")
+        lines.append("            while let field = try reader.nextField(&fields) {")
+        lines.append("                switch field {")
+        for (number, property) in decoded {
+            lines.append(
+                "                case \(number): \(local(property)) = try reader.value(\(spelled(property.type)).self)"
+            )
+        }
+        lines.append("                default: break")
+        lines.append("                }")
+        lines.append("            }")
+        for (number, property) in decoded {
+            lines.append(
+                "            self.\(escaped(property.name)) = try reader.decoded(\(local(property)), field: \(number), in: fields)"
+            )
+        }
+        lines.append("        } catch {")
+        lines.append("            throw fields.annotate(error)")
+        lines.append("        }")
+        lines.append("    }")
+        return lines.joined(separator: "\n")
+    }
+
+    private static func writer(_ properties: [StoredProperty], _ access: String) -> String {
+        var lines = ["    \(access)func write(record writer: inout Cellar.RecordWriter) throws {"]
+        lines.append("        var fields = try writer.beginFields(of: Self.recordKeys)")
+        for (number, property) in properties.enumerated() {
+            lines.append("        try writer.write(self.\(escaped(property.name)), field: \(number), in: &fields)")
+        }
+        lines.append("        writer.endFields(fields)")
+        lines.append("    }")
+        return lines.joined(separator: "\n")
+    }
+
+    private static func fieldLookup(_ properties: [StoredProperty], _ access: String) -> String {
+        var lines = ["    \(access)static func recordField(for keyPath: PartialKeyPath<Self>) -> Int? {"]
+        for (number, property) in properties.enumerated() {
+            lines.append("        if keyPath == \\Self.\(escaped(property.name)) { return \(number) }")
+        }
+        lines.append("        return nil")
+        lines.append("    }")
+        return lines.joined(separator: "\n")
+    }
+
+    /// A type as generated code spells it before `?` or `.self`: in parentheses where it would not parse bare.
+    private static func spelled(_ type: TypeSyntax?) -> String {
+        guard let type else { return "" }
+        if let unwrapped = type.as(ImplicitlyUnwrappedOptionalTypeSyntax.self) {
+            return spelled(unwrapped.wrappedType) + "?"
+        }
+        let bare =
+            type.is(IdentifierTypeSyntax.self) || type.is(OptionalTypeSyntax.self) || type.is(ArrayTypeSyntax.self)
+            || type.is(DictionaryTypeSyntax.self) || type.is(MemberTypeSyntax.self)
+        return bare ? type.description : "(\(type.description))"
+    }
+
+    /// The local that holds a property's value while the entries are read.
+    private static func local(_ property: StoredProperty) -> String { "_" + property.name }
+
+    /// A name as an identifier: keywords such as `default` need backticks.
+    private static func escaped(_ name: String) -> String {
+        keywords.contains(name) ? "`\(name)`" : name
+    }
+
+    private static let keywords: Set<String> = [
+        "default", "case", "switch", "class", "struct", "enum", "protocol", "extension", "func", "var", "let", "if",
+        "else", "for", "while", "repeat", "return", "break", "continue", "in", "is", "as", "try", "throw", "throws",
+        "import", "init", "deinit", "self", "Self", "super", "true", "false", "nil", "operator", "where", "guard",
+        "defer", "do", "catch", "static", "public", "private", "internal", "fileprivate", "subscript", "typealias",
+        "associatedtype", "inout", "fallthrough", "rethrows", "any", "some",
+    ]
+
+    /// The access the generated members need: that of the type, so a public model's conformance is public.
+    private static func accessModifier(of decl: StructDeclSyntax) -> String {
+        for modifier in decl.modifiers {
+            switch modifier.name.tokenKind {
+            case .keyword(.public), .keyword(.open): return "public "
+            case .keyword(.package): return "package "
+            default: continue
+            }
+        }
+        return ""
+    }
+
+    private static func kind(of declaration: some DeclGroupSyntax) -> String {
+        if declaration.is(ClassDeclSyntax.self) { return "class" }
+        if declaration.is(EnumDeclSyntax.self) { return "enum" }
+        if declaration.is(ActorDeclSyntax.self) { return "actor" }
+        if declaration.is(ProtocolDeclSyntax.self) { return "protocol" }
+        return "extension"
+    }
+}

@@ -1,0 +1,104 @@
+import SwiftDiagnostics
+import SwiftSyntax
+
+/// A stored property as synthesized `Codable` sees it: its key is its name, and a `let` with an initial value is
+/// written but never read back.
+struct StoredProperty {
+    let name: String
+    /// The type as written; `nil` only for a `let` with an initial value, which is never read.
+    let type: TypeSyntax?
+    let isDecoded: Bool
+}
+
+extension StoredProperty {
+    /// The stored properties of `members` in declaration order (the order synthesized `Codable` writes them), or
+    /// the diagnostics that explain why the type cannot have generated code.
+    static func all(in members: MemberBlockSyntax) -> (properties: [StoredProperty], problems: [Diagnostic]) {
+        var properties: [StoredProperty] = []
+        var problems: [Diagnostic] = []
+        for member in members.members {
+            let decl = member.decl
+            if let variable = decl.as(VariableDeclSyntax.self) {
+                read(variable, into: &properties, problems: &problems)
+            } else if let nested = decl.as(EnumDeclSyntax.self), nested.name.text == "CodingKeys" {
+                problems.append(Diagnostic(node: nested.name, message: RecordDiagnostic.customCodingKeys))
+            } else if let initializer = decl.as(InitializerDeclSyntax.self), isInitFromDecoder(initializer) {
+                problems.append(Diagnostic(node: initializer.initKeyword, message: RecordDiagnostic.customDecoding))
+            } else if let function = decl.as(FunctionDeclSyntax.self), isEncodeToEncoder(function) {
+                problems.append(Diagnostic(node: function.name, message: RecordDiagnostic.customEncoding))
+            }
+        }
+        return (properties, problems)
+    }
+
+    private static func read(
+        _ variable: VariableDeclSyntax, into properties: inout [StoredProperty], problems: inout [Diagnostic]
+    ) {
+        let modifiers = Set(variable.modifiers.map(\.name.text))
+        guard modifiers.isDisjoint(with: ["static", "class"]) else { return }
+        let isLet = variable.bindingSpecifier.tokenKind == .keyword(.let)
+        for binding in variable.bindings {
+            guard isStored(binding) else { continue }
+            guard let identifier = binding.pattern.as(IdentifierPatternSyntax.self) else {
+                problems.append(Diagnostic(node: binding.pattern, message: RecordDiagnostic.destructuring))
+                continue
+            }
+            let name = identifier.identifier.identifier?.name ?? identifier.identifier.text
+            if let wrapper = variable.attributes.first?.as(AttributeSyntax.self) {
+                problems.append(
+                    Diagnostic(
+                        node: wrapper,
+                        message: RecordDiagnostic.propertyWrapper(
+                            property: name, wrapper: wrapper.attributeName.trimmedDescription)))
+                continue
+            }
+            if modifiers.contains("lazy") {
+                problems.append(Diagnostic(node: identifier, message: RecordDiagnostic.lazyProperty(property: name)))
+                continue
+            }
+            // `var a, b: Int` gives both names the type written last.
+            let type = binding.typeAnnotation?.type ?? typeOfLaterBinding(after: binding, in: variable)
+            let isDecoded = !(isLet && binding.initializer != nil)
+            if type == nil, isDecoded {
+                problems.append(Diagnostic(node: identifier, message: RecordDiagnostic.missingType(property: name)))
+                continue
+            }
+            properties.append(StoredProperty(name: name, type: type?.trimmed, isDecoded: isDecoded))
+        }
+    }
+
+    /// Whether a binding stores its value: no accessors, or only observers.
+    private static func isStored(_ binding: PatternBindingSyntax) -> Bool {
+        guard let accessors = binding.accessorBlock?.accessors else { return true }
+        switch accessors {
+        case .getter: return false
+        case .accessors(let list):
+            return list.allSatisfy { [.keyword(.willSet), .keyword(.didSet)].contains($0.accessorSpecifier.tokenKind) }
+        }
+    }
+
+    private static func typeOfLaterBinding(after binding: PatternBindingSyntax, in variable: VariableDeclSyntax)
+        -> TypeSyntax?
+    {
+        guard binding.initializer == nil else { return nil }
+        var reached = false
+        for other in variable.bindings {
+            if other.id == binding.id {
+                reached = true
+            } else if reached, let type = other.typeAnnotation?.type {
+                return type
+            }
+        }
+        return nil
+    }
+
+    private static func isInitFromDecoder(_ initializer: InitializerDeclSyntax) -> Bool {
+        let parameters = initializer.signature.parameterClause.parameters
+        return parameters.count == 1 && parameters.first?.firstName.text == "from"
+    }
+
+    private static func isEncodeToEncoder(_ function: FunctionDeclSyntax) -> Bool {
+        let parameters = function.signature.parameterClause.parameters
+        return function.name.text == "encode" && parameters.count == 1 && parameters.first?.firstName.text == "to"
+    }
+}

@@ -1,0 +1,257 @@
+import CellarMacrosPlugin
+import SwiftSyntaxMacroExpansion
+import SwiftSyntaxMacrosGenericTestSupport
+import Testing
+
+private let macros = ["Record": MacroSpec(type: RecordMacro.self, conformances: ["RecordCodable"])]
+
+private func expand(
+    _ source: String, into expanded: String, diagnostics: [DiagnosticSpec] = [],
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
+    assertMacroExpansion(
+        source, expandedSource: expanded, diagnostics: diagnostics, macroSpecs: macros,
+        failureHandler: { failure in Issue.record(Comment(rawValue: failure.message), sourceLocation: sourceLocation) }
+    )
+}
+
+/// Expands `source`, expecting the declaration unchanged and one error with `message` at `line`:`column`.
+private func refuse(
+    _ source: String, message: String, line: Int, column: Int, sourceLocation: SourceLocation = #_sourceLocation
+) {
+    let declaration = source.split(separator: "\n", omittingEmptySubsequences: false).dropFirst().joined(
+        separator: "\n")
+    expand(
+        source, into: declaration,
+        diagnostics: [DiagnosticSpec(message: message, line: line, column: column)],
+        sourceLocation: sourceLocation)
+}
+
+@Suite("The @Record macro")
+struct RecordMacroTests {
+    @Test func aModelGetsReadingWritingAndFieldNumbers() {
+        expand(
+            """
+            @Record
+            struct Dog: Model {
+                var id: Int64
+                var name: String
+                var owner: Int64?
+            }
+            """,
+            into: #"""
+                struct Dog: Model {
+                    var id: Int64
+                    var name: String
+                    var owner: Int64?
+                }
+
+                extension Dog: Cellar.RecordCodable {
+                    static let recordKeys = Cellar.RecordKeys(["id", "name", "owner"])
+
+                    init(record reader: inout Cellar.RecordReader) throws {
+                        var fields = try reader.beginFields(of: Self.recordKeys)
+                        var _id: Int64?
+                        var _name: String?
+                        var _owner: Int64??
+                        do {
+                            while let field = try reader.nextField(&fields) {
+                                switch field {
+                                case 0:
+                                    _id = try reader.value(Int64.self)
+                                case 1:
+                                    _name = try reader.value(String.self)
+                                case 2:
+                                    _owner = try reader.value(Int64?.self)
+                                default:
+                                    break
+                                }
+                            }
+                            self.id = try reader.decoded(_id, field: 0, in: fields)
+                            self.name = try reader.decoded(_name, field: 1, in: fields)
+                            self.owner = try reader.decoded(_owner, field: 2, in: fields)
+                        } catch {
+                            throw fields.annotate(error)
+                        }
+                    }
+
+                    func write(record writer: inout Cellar.RecordWriter) throws {
+                        var fields = try writer.beginFields(of: Self.recordKeys)
+                        try writer.write(self.id, field: 0, in: &fields)
+                        try writer.write(self.name, field: 1, in: &fields)
+                        try writer.write(self.owner, field: 2, in: &fields)
+                        writer.endFields(fields)
+                    }
+
+                    static func recordField(for keyPath: PartialKeyPath<Self>) -> Int? {
+                        if keyPath == \Self.id {
+                            return 0
+                        }
+                        if keyPath == \Self.name {
+                            return 1
+                        }
+                        if keyPath == \Self.owner {
+                            return 2
+                        }
+                        return nil
+                    }
+                }
+                """#)
+    }
+
+    /// What synthesized `Codable` skips, the generated code skips: computed and static properties are not stored,
+    /// and a `let` with a value is written but never read back. Public types get public members.
+    @Test func onlyWhatCodableStoresIsStoredAndAccessFollowsTheType() {
+        expand(
+            """
+            @Record
+            public struct Tag {
+                public static let shared = Tag()
+                let kind = "tag"
+                var `default`: [String: Int]
+                var count: Int { 0 }
+                var seen: Bool = false {
+                    didSet { print(seen) }
+                }
+            }
+            """,
+            into: #"""
+                public struct Tag {
+                    public static let shared = Tag()
+                    let kind = "tag"
+                    var `default`: [String: Int]
+                    var count: Int { 0 }
+                    var seen: Bool = false {
+                        didSet { print(seen) }
+                    }
+                }
+
+                extension Tag: Cellar.RecordCodable {
+                    public static let recordKeys = Cellar.RecordKeys(["kind", "default", "seen"])
+
+                    public init(record reader: inout Cellar.RecordReader) throws {
+                        var fields = try reader.beginFields(of: Self.recordKeys)
+                        var _default: [String: Int]?
+                        var _seen: Bool?
+                        do {
+                            while let field = try reader.nextField(&fields) {
+                                switch field {
+                                case 1:
+                                    _default = try reader.value([String: Int].self)
+                                case 2:
+                                    _seen = try reader.value(Bool.self)
+                                default:
+                                    break
+                                }
+                            }
+                            self.`default` = try reader.decoded(_default, field: 1, in: fields)
+                            self.seen = try reader.decoded(_seen, field: 2, in: fields)
+                        } catch {
+                            throw fields.annotate(error)
+                        }
+                    }
+
+                    public func write(record writer: inout Cellar.RecordWriter) throws {
+                        var fields = try writer.beginFields(of: Self.recordKeys)
+                        try writer.write(self.kind, field: 0, in: &fields)
+                        try writer.write(self.`default`, field: 1, in: &fields)
+                        try writer.write(self.seen, field: 2, in: &fields)
+                        writer.endFields(fields)
+                    }
+
+                    public static func recordField(for keyPath: PartialKeyPath<Self>) -> Int? {
+                        if keyPath == \Self.kind {
+                            return 0
+                        }
+                        if keyPath == \Self.`default` {
+                            return 1
+                        }
+                        if keyPath == \Self.seen {
+                            return 2
+                        }
+                        return nil
+                    }
+                }
+                """#)
+    }
+
+    @Test func aClassOrAnEnumIsRefused() {
+        refuse(
+            """
+            @Record
+            final class Dog {
+                var id = 0
+            }
+            """,
+            message: "@Record applies to structs; this class keeps working through Codable without it",
+            line: 1, column: 1)
+        refuse(
+            """
+            @Record
+            enum Kind: String, Codable {
+                case shiba
+            }
+            """,
+            message: "@Record applies to structs; this enum keeps working through Codable without it",
+            line: 1, column: 1)
+    }
+
+    @Test func customCodingIsRefusedBecauseTheGeneratedCodeWouldDisagree() {
+        refuse(
+            """
+            @Record
+            struct Dog {
+                var id: Int
+                enum CodingKeys: String, CodingKey {
+                    case id = "identifier"
+                }
+            }
+            """,
+            message: "@Record cannot follow a custom 'CodingKeys': its generated code stores each property under "
+                + "its own name; remove @Record (the type keeps working through Codable) or the custom keys",
+            line: 4, column: 10)
+        refuse(
+            """
+            @Record
+            struct Dog {
+                var id: Int
+                init(from decoder: any Decoder) throws { id = 0 }
+            }
+            """,
+            message: "@Record cannot follow a custom 'init(from:)': its generated code would read records "
+                + "differently; remove @Record (the type keeps working through Codable) or the custom initializer",
+            line: 4, column: 5)
+    }
+
+    @Test func propertiesItCannotMirrorAreNamed() {
+        refuse(
+            """
+            @Record
+            struct Dog {
+                @Clamped var age: Int
+            }
+            """,
+            message: "'age' is wrapped in '@Clamped', which @Record cannot read or write; store the value itself, "
+                + "or remove @Record (the type keeps working through Codable)",
+            line: 3, column: 5)
+        refuse(
+            """
+            @Record
+            struct Dog {
+                var age = 3
+            }
+            """,
+            message: "write the type of 'age' (as in 'var age: Int = 0'): @Record names each stored property's "
+                + "type in the code it generates",
+            line: 3, column: 9)
+        refuse(
+            """
+            @Record
+            struct Box<Value: Codable> {
+                var value: Value
+            }
+            """,
+            message: "@Record does not support generic types; without @Record this type keeps working through Codable",
+            line: 2, column: 11)
+    }
+}
