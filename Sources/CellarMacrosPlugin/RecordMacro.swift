@@ -46,33 +46,16 @@ public struct RecordMacro: ExtensionMacro {
         return "    \(access)static let recordKeys = Cellar.RecordKeys([\(names)])"
     }
 
-    /// Reads the entries in whatever order they come, then checks that each required one came, as `Codable` does.
+    /// Reads each property from its entry, which is almost always the one after the entry read before.
     private static func reader(_ properties: [StoredProperty], _ access: String) -> String {
-        let decoded = properties.enumerated().filter { $0.element.isDecoded }
         var lines = ["    \(access)init(record reader: inout Cellar.RecordReader) throws {"]
         lines.append("        var fields = try reader.beginFields(of: Self.recordKeys)")
-        for (_, property) in decoded {
-            lines.append("        var \(local(property)): \(spelled(property.type))?")
-        }
-        lines.append("        do {")
-        lines.append("            while let field = try reader.nextField(&fields) {")
-        lines.append("                switch field {")
-        for (number, property) in decoded {
+        for (number, property) in properties.enumerated() where property.isDecoded {
             lines.append(
-                "                case \(number): \(local(property)) = try reader.value(\(spelled(property.type)).self)"
-            )
+                "        self.\(escaped(property.name)) = try reader.value(\(spelled(property.type)).self, field: \(number), "
+                    + "of: &fields)")
         }
-        lines.append("                default: break")
-        lines.append("                }")
-        lines.append("            }")
-        for (number, property) in decoded {
-            lines.append(
-                "            self.\(escaped(property.name)) = try reader.decoded(\(local(property)), field: \(number), in: fields)"
-            )
-        }
-        lines.append("        } catch {")
-        lines.append("            throw fields.annotate(error)")
-        lines.append("        }")
+        lines.append("        reader.endFields(fields)")
         lines.append("    }")
         return lines.joined(separator: "\n")
     }
@@ -109,9 +92,6 @@ public struct RecordMacro: ExtensionMacro {
             || type.is(DictionaryTypeSyntax.self) || type.is(MemberTypeSyntax.self)
         return bare ? type.description : "(\(type.description))"
     }
-
-    /// The local that holds a property's value while the entries are read.
-    private static func local(_ property: StoredProperty) -> String { "_" + property.name }
 
     /// A name as an identifier: keywords such as `default` need backticks.
     private static func escaped(_ name: String) -> String {

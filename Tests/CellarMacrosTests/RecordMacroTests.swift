@@ -51,28 +51,10 @@ struct RecordMacroTests {
 
                     init(record reader: inout Cellar.RecordReader) throws {
                         var fields = try reader.beginFields(of: Self.recordKeys)
-                        var _id: Int64?
-                        var _name: String?
-                        var _owner: Int64??
-                        do {
-                            while let field = try reader.nextField(&fields) {
-                                switch field {
-                                case 0:
-                                    _id = try reader.value(Int64.self)
-                                case 1:
-                                    _name = try reader.value(String.self)
-                                case 2:
-                                    _owner = try reader.value(Int64?.self)
-                                default:
-                                    break
-                                }
-                            }
-                            self.id = try reader.decoded(_id, field: 0, in: fields)
-                            self.name = try reader.decoded(_name, field: 1, in: fields)
-                            self.owner = try reader.decoded(_owner, field: 2, in: fields)
-                        } catch {
-                            throw fields.annotate(error)
-                        }
+                        self.id = try reader.value(Int64.self, field: 0, of: &fields)
+                        self.name = try reader.value(String.self, field: 1, of: &fields)
+                        self.owner = try reader.value(Int64?.self, field: 2, of: &fields)
+                        reader.endFields(fields)
                     }
 
                     func write(record writer: inout Cellar.RecordWriter) throws {
@@ -131,24 +113,9 @@ struct RecordMacroTests {
 
                     public init(record reader: inout Cellar.RecordReader) throws {
                         var fields = try reader.beginFields(of: Self.recordKeys)
-                        var _default: [String: Int]?
-                        var _seen: Bool?
-                        do {
-                            while let field = try reader.nextField(&fields) {
-                                switch field {
-                                case 1:
-                                    _default = try reader.value([String: Int].self)
-                                case 2:
-                                    _seen = try reader.value(Bool.self)
-                                default:
-                                    break
-                                }
-                            }
-                            self.`default` = try reader.decoded(_default, field: 1, in: fields)
-                            self.seen = try reader.decoded(_seen, field: 2, in: fields)
-                        } catch {
-                            throw fields.annotate(error)
-                        }
+                        self.`default` = try reader.value([String: Int].self, field: 1, of: &fields)
+                        self.seen = try reader.value(Bool.self, field: 2, of: &fields)
+                        reader.endFields(fields)
                     }
 
                     public func write(record writer: inout Cellar.RecordWriter) throws {

@@ -66,6 +66,32 @@ enum KeyEncoding {
         return key
     }
 
+    /// `value` as an `Int64` when it is one of the integer types whose key is a signed one.
+    @inline(__always)
+    static func signedInteger<T>(_ value: T) -> Int64? {
+        if T.self == Int64.self { return unsafeBitCast(value, to: Int64.self) }
+        if T.self == Int.self { return Int64(unsafeBitCast(value, to: Int.self)) }
+        return nil
+    }
+
+    /// The key of a signed integer, on the stack: the bytes `appendSigned` writes.
+    struct SignedKey {
+        private var storage: (UInt64, UInt64) = (0, 0)
+
+        init(_ value: Int64) {
+            withUnsafeMutableBytes(of: &storage) { raw in
+                raw[0] = Tag.signed.rawValue
+                raw.storeBytes(of: (UInt64(bitPattern: value) ^ (1 << 63)).bigEndian, toByteOffset: 1, as: UInt64.self)
+            }
+        }
+
+        mutating func withBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+            try withUnsafeBytes(of: &storage) { (raw) throws(E) -> R in
+                try body(UnsafeRawBufferPointer(rebasing: raw[0..<9]))
+            }
+        }
+    }
+
     static func appendSigned(_ value: Int64, to key: inout [UInt8]) {
         key.append(Tag.signed.rawValue)
         appendBigEndian(UInt64(bitPattern: value) ^ (1 << 63), to: &key)

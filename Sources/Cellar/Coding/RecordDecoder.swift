@@ -23,7 +23,7 @@ final class RecordDecoder {
         /// Counts the records decoded, so a container kept past its record is refused, not read.
         var generation = 0
         /// The field tables generated code used last, so a scan asks its dictionary (behind a lock) once.
-        var fieldTables: [(dictionary: KeyDictionary, fields: RecordKeys, table: [Int32])] = []
+        var fieldTables: [(dictionary: KeyDictionary, table: FieldTable)] = []
     }
 
     private let state: UnsafeMutablePointer<State>
@@ -94,14 +94,14 @@ final class RecordDecoder {
         return try M._readRecord(&reader)
     }
 
-    /// Which field of `fields` each tag of `dictionary` names.
-    func fieldTable(for fields: RecordKeys, in dictionary: KeyDictionary) -> [Int32] {
-        for cached in state.pointee.fieldTables where cached.fields === fields && cached.dictionary === dictionary {
+    /// Which field of `keys` each tag of `dictionary` names.
+    func fieldTable(for keys: RecordKeys, in dictionary: KeyDictionary) -> FieldTable {
+        for cached in state.pointee.fieldTables where cached.table.keys === keys && cached.dictionary === dictionary {
             return cached.table
         }
-        let table = dictionary.fieldTable(for: fields)
+        let table = dictionary.fieldTable(for: keys)
         if state.pointee.fieldTables.count >= 8 { state.pointee.fieldTables.removeFirst() }
-        state.pointee.fieldTables.append((dictionary, fields, table))
+        state.pointee.fieldTables.append((dictionary, table))
         return table
     }
 

@@ -101,7 +101,7 @@ final class KeyDictionary: Sendable {
     let names: [String]
     let tags: [String: UInt32]
     /// For generated record code: per type, which of its fields each tag names. Made once per dictionary.
-    private let fieldTables = Mutex<[ObjectIdentifier: [Int32]]>([:])
+    private let fieldTables = Mutex<[ObjectIdentifier: FieldTable]>([:])
 
     init(names: [String]) {
         self.names = names
@@ -112,12 +112,12 @@ final class KeyDictionary: Sendable {
 
     static let empty = KeyDictionary(names: [])
 
-    /// For each tag, the number of the field of `fields` it names, or -1.
-    func fieldTable(for fields: RecordKeys) -> [Int32] {
+    /// Which field of the type whose keys are `keys` each tag names.
+    func fieldTable(for keys: RecordKeys) -> FieldTable {
         fieldTables.withLock { tables in
-            if let table = tables[ObjectIdentifier(fields)] { return table }
-            let table = names.map { fields.numbers[$0].map(Int32.init) ?? -1 }
-            tables[ObjectIdentifier(fields)] = table
+            if let table = tables[ObjectIdentifier(keys)], table.keys === keys { return table }
+            let table = FieldTable(keys: keys, dictionary: self)
+            tables[ObjectIdentifier(keys)] = table
             return table
         }
     }

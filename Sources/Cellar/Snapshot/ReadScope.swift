@@ -24,7 +24,7 @@ public class ReadScope {
 
     /// How many records of `type` exist, read from the database's header without a scan.
     public func count<M: Model>(_ type: M.Type) throws(StoreError) -> Int {
-        try recordCount(store.info(for: type))
+        try recordCount(modelInfo(for: type))
     }
 
     /// A query over the records of `type` in this scope. It runs when asked for results, inside the closure and on
@@ -51,6 +51,8 @@ public class ReadScope {
     private(set) lazy var recordDecoder = RecordDecoder()
     /// Room for the key of a lookup, reused for the same reason.
     var keyScratch: [UInt8] = []
+    /// The model read last, and the store's record of it.
+    private var lastModel: (type: ObjectIdentifier, info: ModelInfo)?
 }
 
 extension ReadScope {
@@ -125,17 +127,35 @@ extension ReadScope {
     }
 
     func fetch<M: Model>(_ type: M.Type, id: M.ID) throws(StoreError) -> M? {
-        let info = try store.info(for: M.self)
+        let info = try modelInfo(for: M.self)
+        let txn = try lmdb
+        // Integer ids, the most common, are encoded on the stack: no buffer to manage per read.
+        if let integer = KeyEncoding.signedInteger(id) {
+            var key = KeyEncoding.SignedKey(integer)
+            let found: UnsafeRawBufferPointer?
+            do { found = try key.withBytes { (raw) throws(LMDBError) in try txn.get(info.records, key: raw) } } catch {
+                throw lmdbError(error, "read")
+            }
+            guard let found else { return nil }
+            return try key.withBytes { (raw) throws(StoreError) in try decode(M.self, found, key: raw, info: info) }
+        }
         var key = keyScratch
         keyScratch = []  // hand the buffer over while it is in use, so it is not copied
         defer { keyScratch = key }
         key.removeAll(keepingCapacity: true)
         try encodePrimaryKey(id, of: M.self, into: &key)
         let found: UnsafeRawBufferPointer?
-        let txn = try lmdb
         do { found = try txn.get(info.records, key: key) } catch { throw lmdbError(error, "read") }
         guard let found else { return nil }
         return try decode(M.self, found, key: key, info: info)
+    }
+
+    /// The store's record of a model, remembered for the next call: a scope usually reads one model many times.
+    func modelInfo<M: Model>(for type: M.Type) throws(StoreError) -> ModelInfo {
+        if let last = lastModel, last.type == ObjectIdentifier(type) { return last.info }
+        let info = try store.info(for: type)
+        lastModel = (ObjectIdentifier(type), info)
+        return info
     }
 
     func recordCount(_ info: ModelInfo) throws(StoreError) -> Int {

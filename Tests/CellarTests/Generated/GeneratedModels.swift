@@ -101,15 +101,15 @@ func generatedBytes<T: RecordCodable>(_ value: T, dictionary: KeyDictionary = .e
 
 /// Reads `bytes` through `T`'s generated code.
 func readGenerated<T: RecordCodable>(_ type: T.Type, _ bytes: [UInt8], dictionary: KeyDictionary) throws -> T {
-    try bytes.withUnsafeBytes { raw in
+    let decoder = RecordDecoder()  // held here: a reader does not keep its decoder alive
+    return try bytes.withUnsafeBytes { raw in
         guard raw.first == RecordFormat.version else {
-            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "version"))
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "no format version"))
         }
-        var reader = RecordReader(decoder: RecordDecoder(), dictionary: dictionary, bytes: raw, offset: 1)
-        return try T(record: &reader)
+        var reader = RecordReader(decoder: decoder, dictionary: dictionary, bytes: raw, offset: 1)
+        return try withExtendedLifetime(decoder) { try T(record: &reader) }
     }
 }
-
 /// Writes differently through its record code than through `Codable` (which no real type may do), to tell which ran.
 struct Marker: RecordStorable, Equatable {
     var n: Int

@@ -6,13 +6,16 @@ import Foundation
 /// `Float` where a `Double` is asked for), so the two answer alike on any record, damaged ones included. Values
 /// of types without generated code go through `RecordDecoder` at the reader's position.
 public struct RecordReader {
-    let decoder: RecordDecoder
-    let dictionary: KeyDictionary
+    // A reader lives only inside the decoding call that made it, whose caller holds both: unowned, they cost no
+    // reference counting per record.
+    unowned(unsafe) let decoder: RecordDecoder
+    unowned(unsafe) let dictionary: KeyDictionary
     let bytes: UnsafeRawBufferPointer
-    var offset: Int
+    @usableFromInline var offset: Int
     /// Containers entered, to refuse a damaged record nested deeper than readers go instead of overflowing.
     var depth = 0
 
+    /// A reader of `bytes` from `offset`. The caller keeps `decoder` and `dictionary` alive while it reads.
     init(decoder: RecordDecoder, dictionary: KeyDictionary, bytes: UnsafeRawBufferPointer, offset: Int) {
         self.decoder = decoder
         self.dictionary = dictionary
@@ -22,8 +25,8 @@ public struct RecordReader {
 
     // MARK: Keyed containers
 
-    /// Enters the keyed container at the reader's position: `nextField` then walks its entries.
-    public mutating func beginFields(of fields: RecordKeys) throws -> RecordFieldCursor {
+    /// Enters the keyed container at the reader's position.
+    public mutating func beginFields(of keys: RecordKeys) throws -> RecordFieldCursor {
         let type = try valueType()
         let start = offset + 1 + RecordFormat.containerHeaderSize
         let end: Int
@@ -41,60 +44,121 @@ public struct RecordReader {
         }
         depth += 1
         guard depth < RecordFormat.maximumDepth else { throw corrupted("the record is nested too deeply") }
-        return RecordFieldCursor(table: decoder.fieldTable(for: fields, in: dictionary), fields: fields, end: end)
+        return RecordFieldCursor(table: decoder.fieldTable(for: keys, in: dictionary), start: offset, end: end)
     }
 
-    /// The number of the next entry's field, with the reader at its value; `nil` after the last entry. Entries of
-    /// fields the type does not have (written by another version of it) are skipped.
-    public mutating func nextField(_ cursor: inout RecordFieldCursor) throws -> Int? {
-        while offset < cursor.end {
-            let code = try varint()
-            if code & 1 == 0 {
-                let tag = code >> 1
-                guard tag < UInt64(cursor.table.count) else {
-                    // A tag this dictionary lacks: another writer added the name. The caller reloads the dictionary.
-                    guard tag < UInt64(dictionary.names.count) else { throw RecordDecoder.UnknownKeyTag() }
-                    try skipValue()
-                    continue
-                }
-                let field = Int(cursor.table[Int(tag)])
-                if field >= 0 {
-                    cursor.current = field
-                    return field
-                }
-            } else if code & 3 == 1 {
-                try skip(Int(clamping: code >> 2))
-            } else {
-                _ = try varint()
-            }
+    /// Leaves the keyed container `beginFields` entered.
+    public mutating func endFields(_ fields: RecordFieldCursor) {
+        offset = fields.end
+        depth -= 1
+    }
+
+    /// Reads a field whose type has generated or built-in record code; the error `Codable` gives when the record
+    /// has none. Inlinable, as every helper generated code calls, so that it is specialized where the type is
+    /// compiled: unspecialized, each call would look up generic metadata.
+    @inlinable
+    public mutating func value<T: RecordStorable>(_ type: T.Type, field: Int, of fields: inout RecordFieldCursor)
+        throws -> T
+    {
+        guard try seek(field, in: &fields) else { throw fields.missing(field) }
+        do {
+            let value = try T.read(from: &self)
+            fields.next = offset
+            return value
+        } catch {
+            throw fields.annotate(error, field: field)
+        }
+    }
+
+    /// Reads an optional field; `nil` when the record has none, as `Codable`'s `decodeIfPresent` reads it.
+    @inlinable
+    public mutating func value<W: RecordStorable>(_ type: W?.Type, field: Int, of fields: inout RecordFieldCursor)
+        throws -> W?
+    {
+        guard try seek(field, in: &fields) else { return nil }
+        do {
+            let value = try W?.read(from: &self)
+            fields.next = offset
+            return value
+        } catch {
+            throw fields.annotate(error, field: field)
+        }
+    }
+
+    /// Reads a field of any other `Decodable` type through `RecordDecoder`.
+    public mutating func value<T: Decodable>(_ type: T.Type, field: Int, of fields: inout RecordFieldCursor)
+        throws -> T
+    {
+        guard try seek(field, in: &fields) else { throw fields.missing(field) }
+        do {
+            let value = try self.value(T.self)
+            fields.next = offset
+            return value
+        } catch {
+            throw fields.annotate(error, field: field)
+        }
+    }
+
+    /// Reads an optional field of any other `Decodable` type; `nil` when the record has none.
+    public mutating func value<W: Decodable>(_ type: W?.Type, field: Int, of fields: inout RecordFieldCursor)
+        throws -> W?
+    {
+        guard try seek(field, in: &fields) else { return nil }
+        do {
+            let value = try self.value(W?.self)
+            fields.next = offset
+            return value
+        } catch {
+            throw fields.annotate(error, field: field)
+        }
+    }
+
+    /// Moves the reader to `field`'s value and says whether the record has one. The entry after the last one
+    /// read is tried first: records are written in field order, so that is almost always the one. Entries of
+    /// names the type does not have (written by another version of it) are passed over.
+    @usableFromInline
+    mutating func seek(_ field: Int, in fields: inout RecordFieldCursor) throws -> Bool {
+        if fields.next < fields.end {
+            offset = fields.next
+            if try entryField(fields.table) == field { return true }
+        }
+        offset = fields.start
+        while offset < fields.end {
+            if try entryField(fields.table) == field { return true }
             try skipValue()
         }
-        guard offset == cursor.end else { throw corrupted("a value runs past the end of its container") }
-        depth -= 1
-        cursor.current = -1
-        return nil
+        return false
     }
 
-    /// The value read for a field, or the error `Codable` gives when the record has none.
-    public func decoded<T>(_ value: T?, field: Int, in cursor: RecordFieldCursor) throws -> T {
-        guard let value else {
-            let key = RecordCodingKey(cursor.fields.names[field])
-            throw DecodingError.keyNotFound(
-                key, .init(codingPath: [], debugDescription: "the record has no value for \"\(key.stringValue)\""))
+    /// Reads the key of the entry at the reader's position: the field it names, or -1.
+    @inline(__always)
+    private mutating func entryField(_ table: FieldTable) throws -> Int {
+        let first = bytes[offset]
+        let code: UInt64
+        if first < 0x80 {
+            // One byte: a tag below 64, as every field of a model with fewer than 64 names has.
+            code = UInt64(first)
+            offset += 1
+        } else {
+            code = try varint()
         }
-        return value
-    }
-
-    /// The value read for an optional field, `nil` when the record has none: `Codable` decodes optional
-    /// properties with `decodeIfPresent`.
-    public func decoded<W>(_ value: W??, field: Int, in cursor: RecordFieldCursor) throws -> W? {
-        value ?? nil
+        if code & 1 == 0 {
+            let tag = code >> 1
+            // A tag this dictionary lacks: another writer added the name. The caller reloads the dictionary.
+            guard tag < UInt64(table.fields.count) else { throw RecordDecoder.UnknownKeyTag() }
+            return Int(table.fields[Int(tag)])
+        } else if code & 3 == 1 {
+            try skip(Int(clamping: code >> 2))
+        } else {
+            _ = try varint()
+        }
+        return -1
     }
 
     // MARK: Values
 
     /// Reads a value of a type with generated or built-in record code.
-    @inline(__always)
+    @inlinable
     public mutating func value<T: RecordStorable>(_ type: T.Type) throws -> T {
         try T.read(from: &self)
     }
@@ -315,19 +379,34 @@ public struct RecordReader {
     }
 }
 
-/// Where generated code is in a keyed container: its end, and how the record's tags map to the type's fields.
+/// A keyed container generated code is reading: its bounds, how the record's tags map to the type's fields, and
+/// where the entry after the last one read starts.
 public struct RecordFieldCursor {
-    /// For each tag of the key dictionary, the field it names, or -1.
-    let table: [Int32]
-    let fields: RecordKeys
-    let end: Int
-    /// The field whose value is being read, to name it in an error.
-    var current = -1
+    @usableFromInline let table: FieldTable
+    @usableFromInline let start: Int
+    @usableFromInline let end: Int
+    @usableFromInline var next: Int
 
-    /// `error` with this container's field in front of its coding path.
-    public func annotate(_ error: any Error) -> any Error {
-        guard current >= 0, let decoding = error as? DecodingError else { return error }
-        let key = RecordCodingKey(fields.names[current])
+    init(table: FieldTable, start: Int, end: Int) {
+        self.table = table
+        self.start = start
+        self.end = end
+        self.next = start
+    }
+
+    /// The error for a required field the record lacks.
+    @usableFromInline
+    func missing(_ field: Int) -> DecodingError {
+        let key = RecordCodingKey(table.keys.names[field])
+        return DecodingError.keyNotFound(
+            key, .init(codingPath: [], debugDescription: "the record has no value for \"\(key.stringValue)\""))
+    }
+
+    /// `error` with `field` in front of its coding path.
+    @usableFromInline
+    func annotate(_ error: any Error, field: Int) -> any Error {
+        guard let decoding = error as? DecodingError else { return error }
+        let key = RecordCodingKey(table.keys.names[field])
         func prefixed(_ context: DecodingError.Context) -> DecodingError.Context {
             .init(codingPath: [key] + context.codingPath, debugDescription: context.debugDescription)
         }
@@ -348,4 +427,17 @@ struct RecordCodingKey: CodingKey {
     init(_ name: String) { stringValue = name }
     init?(stringValue: String) { self.stringValue = stringValue }
     init?(intValue: Int) { nil }
+}
+
+/// Which field of a type each tag of a key dictionary names.
+@usableFromInline
+final class FieldTable: Sendable {
+    let keys: RecordKeys
+    /// For each tag, the number of the field it names, or -1.
+    let fields: [Int32]
+
+    init(keys: RecordKeys, dictionary: KeyDictionary) {
+        self.keys = keys
+        fields = dictionary.names.map { keys.numbers[$0].map(Int32.init) ?? -1 }
+    }
 }

@@ -106,15 +106,18 @@ extension Decimal: RecordStorable {
 
 /// `nil` is stored as a null value, in a list as in a property.
 extension Optional: RecordStorable where Wrapped: RecordStorable {
+    @inlinable
     public static func read(from reader: inout RecordReader) throws -> Wrapped? {
         try reader.readNil() ? nil : try Wrapped.read(from: &reader)
     }
+    @inlinable
     public func write(to writer: inout RecordWriter) throws {
         if let self { try self.write(to: &writer) } else { writer.writeNil() }
     }
 }
 
 extension Array: RecordStorable where Element: RecordStorable {
+    @inlinable
     public static func read(from reader: inout RecordReader) throws -> [Element] {
         var elements: [Element] = []
         try reader.readElements { reader, count in
@@ -123,6 +126,7 @@ extension Array: RecordStorable where Element: RecordStorable {
         }
         return elements
     }
+    @inlinable
     public func write(to writer: inout RecordWriter) throws {
         try writer.writeElements(count: count) { writer in
             for element in self { try element.write(to: &writer) }
@@ -131,6 +135,7 @@ extension Array: RecordStorable where Element: RecordStorable {
 }
 
 extension Set: RecordStorable where Element: RecordStorable {
+    @inlinable
     public static func read(from reader: inout RecordReader) throws -> Set<Element> {
         var elements: Set<Element> = []
         try reader.readElements { reader, count in
@@ -139,6 +144,7 @@ extension Set: RecordStorable where Element: RecordStorable {
         }
         return elements
     }
+    @inlinable
     public func write(to writer: inout RecordWriter) throws {
         try writer.writeElements(count: count) { writer in
             for element in self { try element.write(to: &writer) }

@@ -25,15 +25,21 @@ public struct RecordWriter {
 
     /// Writes a field whose type has generated or built-in record code. An optional that is `nil` is written as a
     /// null value, as `RecordEncoder` writes `encodeIfPresent(nil)`.
-    @inline(__always)
+    @inlinable
     public mutating func write<T: RecordStorable>(_ value: T, field: Int, in fields: inout RecordFieldWriter) throws {
-        fields.key(field, encoder)
+        writeKey(field, in: &fields)
         try value.write(to: &self)
+    }
+
+    /// Writes the key of `field`'s entry.
+    public mutating func writeKey(_ field: Int, in fields: inout RecordFieldWriter) {
+        encoder.putTag(fields.tags[field])
+        fields.count += 1
     }
 
     /// Writes a field of any other `Encodable` type through `RecordEncoder`.
     public mutating func write<T: Encodable>(_ value: T, field: Int, in fields: inout RecordFieldWriter) throws {
-        fields.key(field, encoder)
+        writeKey(field, in: &fields)
         try encoder.encodeNested(value, depth: depth)
     }
 
@@ -98,11 +104,5 @@ public struct RecordFieldWriter {
     init(tags: [UInt32], header: Int) {
         self.tags = tags
         self.header = header
-    }
-
-    @inline(__always)
-    mutating func key(_ field: Int, _ encoder: RecordEncoder) {
-        encoder.putTag(tags[field])
-        count += 1
     }
 }
