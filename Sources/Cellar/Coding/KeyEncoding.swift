@@ -85,6 +85,11 @@ enum KeyEncoding {
             }
         }
 
+        /// The key as an array.
+        var bytes: [UInt8] {
+            withUnsafeBytes(of: storage) { [UInt8]($0[0..<9]) }
+        }
+
         mutating func withBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
             try withUnsafeBytes(of: &storage) { (raw) throws(E) -> R in
                 try body(UnsafeRawBufferPointer(rebasing: raw[0..<9]))
@@ -134,11 +139,12 @@ enum KeyEncoding {
 
     static func appendUUID(_ value: UUID, to key: inout [UInt8]) {
         key.append(Tag.uuid.rawValue)
-        withUnsafeBytes(of: value.uuid) { key.append(contentsOf: $0) }
+        withUnsafeBytes(of: value.uuid) { key.append(contentsOf: $0.assumingMemoryBound(to: UInt8.self)) }
     }
 
+    // Bytes are appended as typed `UInt8` buffers: `Array` copies those in one move, raw buffers byte by byte.
     private static func appendBigEndian(_ value: UInt64, to key: inout [UInt8]) {
-        withUnsafeBytes(of: value.bigEndian) { key.append(contentsOf: $0) }
+        withUnsafeBytes(of: value.bigEndian) { key.append(contentsOf: $0.assumingMemoryBound(to: UInt8.self)) }
     }
 }
 

@@ -198,7 +198,7 @@ final class RecordEncoder {
     func beginContainer(_ type: RecordFormat.ValueType) -> Int {
         put(type)
         let header = buffer.count
-        buffer.append(contentsOf: repeatElement(0, count: RecordFormat.containerHeaderSize))
+        buffer.append(contentsOf: RecordFormat.emptyContainerHeader)
         return header
     }
 
@@ -263,14 +263,15 @@ final class RecordEncoder {
     @inline(__always)
     private func putFixed<I: FixedWidthInteger>(_ type: RecordFormat.ValueType, _ value: I) {
         buffer.append(type.rawValue)
-        withUnsafeBytes(of: value.littleEndian) { buffer.append(contentsOf: $0) }
+        // As typed `UInt8`: `Array` copies those in one move, raw buffers byte by byte.
+        withUnsafeBytes(of: value.littleEndian) { buffer.append(contentsOf: $0.assumingMemoryBound(to: UInt8.self)) }
     }
 
     func putNil() { put(.null) }
     func putBool(_ value: Bool) { put(value ? .true : .false) }
     func putString(_ value: String) {
         var value = value
-        value.withUTF8 { putBytes(.string, UnsafeRawBufferPointer($0)) }
+        value.withUTF8 { putBytes(.string, $0) }
     }
     func putDouble(_ value: Double) { putFixed(.double, value.bitPattern) }
     func putFloat(_ value: Float) { putFixed(.float, value.bitPattern) }
@@ -287,7 +288,7 @@ final class RecordEncoder {
     func putDate(_ value: Date) { putFixed(.date, value.timeIntervalSinceReferenceDate.bitPattern) }
     func putUUID(_ value: UUID) {
         put(.uuid)
-        withUnsafeBytes(of: value.uuid) { buffer.append(contentsOf: $0) }
+        withUnsafeBytes(of: value.uuid) { buffer.append(contentsOf: $0.assumingMemoryBound(to: UInt8.self)) }
     }
     func putBytes(_ type: RecordFormat.ValueType, _ bytes: some Collection<UInt8>) {
         put(type)
@@ -332,7 +333,7 @@ final class RecordEncoder {
         open.append(
             OpenContainer(
                 headerOffset: buffer.count, count: 0, isDictionary: isDictionary, ownerSerial: currentValue.serial))
-        buffer.append(contentsOf: repeatElement(0, count: RecordFormat.containerHeaderSize))
+        buffer.append(contentsOf: RecordFormat.emptyContainerHeader)
         return open.count - 1
     }
 
@@ -382,7 +383,7 @@ final class RecordEncoder {
         pendingSuper = nil
         if open.count - 1 > pending.depth { closeContainers(downTo: pending.depth + 1) }
         put(.keyed)
-        buffer.append(contentsOf: repeatElement(0, count: RecordFormat.containerHeaderSize))
+        buffer.append(contentsOf: RecordFormat.emptyContainerHeader)
     }
 
     /// Runs `body` as the value of the super encoder `token`'s entry, with a serial of its own.

@@ -46,6 +46,8 @@ enum RecordFormat {
 
     /// Size of a container header: payload length and entry count, 4 bytes each.
     static let containerHeaderSize = 8
+    /// The header a container starts with until its length and count are known.
+    static let emptyContainerHeader = [UInt8](repeating: 0, count: containerHeaderSize)
 
     /// The coding key type `Dictionary` encodes with. Its containers hold data keys, which are written
     /// inline instead of entering the model's key dictionary. Found once by watching a dictionary encode

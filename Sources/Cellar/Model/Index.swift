@@ -30,9 +30,7 @@ public struct Index<M: Model>: Sendable {
     /// The index key of a record, and whether it must be unique: like SQL's `NULL`, a `nil` component never
     /// conflicts, so many records may leave a unique property unset.
     func entry(of value: M) throws -> (key: [UInt8], mustBeUnique: Bool) {
-        let parts = try components(value)
-        let key = parts.count == 1 ? parts[0] : parts.flatMap { $0 }
-        return (key, isUnique && !parts.contains(KeyEncoding.nilComponent))
+        IndexEntryMaker.entry(of: try components(value), isUnique: isUnique)
     }
 
     /// Whether the name comes from a key path to a computed property, which Swift describes by an address that

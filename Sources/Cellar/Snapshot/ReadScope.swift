@@ -72,6 +72,7 @@ extension ReadScope {
     }
 
     func primaryKey<M: Model>(_ id: M.ID, of type: M.Type) throws(StoreError) -> [UInt8] {
+        if let integer = KeyEncoding.signedInteger(id) { return KeyEncoding.SignedKey(integer).bytes }
         var key: [UInt8] = []
         try encodePrimaryKey(id, of: type, into: &key)
         return key

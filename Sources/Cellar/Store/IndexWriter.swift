@@ -1,5 +1,18 @@
 import LMDB
 
+/// One index of a model, as a write transaction uses it: its name, and how to make a record's entry from a pointer
+/// to the record, so that planning a write needs no generic code.
+struct IndexEntryMaker {
+    let name: String
+    let make: (UnsafeRawPointer) throws -> (key: [UInt8], mustBeUnique: Bool)
+
+    /// The index key made of a record's `parts`, and whether it must be unique.
+    static func entry(of parts: [[UInt8]], isUnique: Bool) -> (key: [UInt8], mustBeUnique: Bool) {
+        let key = parts.count == 1 ? parts[0] : parts.flatMap { $0 }
+        return (key, isUnique && !parts.contains(KeyEncoding.nilComponent))
+    }
+}
+
 /// Adds and removes one record's index entries. Used by every write and when an index is built at open, so the
 /// entries are the same whichever way they were made.
 struct IndexWriter {
@@ -9,11 +22,25 @@ struct IndexWriter {
 
     /// The index entry of `value`, its key checked against LMDB's key limit.
     func entry<M: Model>(_ index: Index<M>, of value: M) throws(StoreError) -> (key: [UInt8], mustBeUnique: Bool) {
+        try checked(index.name) { try index.entry(of: value) }
+    }
+
+    /// The index entry of the record at `value`, made without its type.
+    func entry(_ index: IndexEntryMaker, of value: UnsafeRawPointer) throws(StoreError) -> (
+        key: [UInt8], mustBeUnique: Bool
+    ) {
+        try checked(index.name) { try index.make(value) }
+    }
+
+    /// An entry `make` builds, its errors told as store errors and its key checked against LMDB's key limit.
+    private func checked(
+        _ name: String, _ make: () throws -> (key: [UInt8], mustBeUnique: Bool)
+    ) throws(StoreError) -> (key: [UInt8], mustBeUnique: Bool) {
         let entry: (key: [UInt8], mustBeUnique: Bool)
         do {
-            entry = try index.entry(of: value)
+            entry = try make()
         } catch KeyEncoding.Failure.notANumber {
-            throw .invalidKey(model: model, reason: "NaN has no place in the order of index \(index.name)")
+            throw .invalidKey(model: model, reason: "NaN has no place in the order of index \(name)")
         } catch KeyEncoding.Failure.unsupported(let reason) {
             throw .invalidKey(model: model, reason: reason)
         } catch {

@@ -8,6 +8,8 @@ public final class Transaction: ReadScope {
     private var transaction: WriteTransaction?
     /// Per-model state of this transaction: encoder, key dictionary, pending sequence value.
     private var states: [ObjectIdentifier: ModelWriteState] = [:]
+    /// The state used last: a transaction usually writes one model many times.
+    private var lastState: ModelWriteState?
     /// What this transaction changed, written to the change log for observers.
     private(set) var changes = ChangeLog()
     /// The version this transaction creates, once its change log is written: observers are woken with it.
@@ -37,12 +39,19 @@ public final class Transaction: ReadScope {
     /// - Throws: `StoreError.duplicatePrimaryKey` when a record with the same id exists.
     public func insert<M: Model>(_ value: inout M) throws(StoreError) {
         let state = try state(for: M.self)
-        try assignID(&value, state: state)
+        if state.info.numbersIDs { try assignID(&value, state: state) }
         let key = try primaryKey(value.id, of: M.self)
-        let plan = try planWrite(old: nil, new: value, primaryKey: key, state: state)
+        // The indexes are planned without the model's type, and links (which need it) only when there are some.
+        var plan = WritePlan()
+        if !state.indexEntries.isEmpty {
+            plan.indexChanges = try withUnsafePointer(to: &value) { (new) throws(StoreError) in
+                try planIndexes(old: nil, new: new, primaryKey: key, state: state)
+            }
+        }
+        if !state.info.links.isEmpty { try planLinks(ofInserted: value, primaryKey: key, state: state, into: &plan) }
         try put(value, key: key, state: state, flags: .noOverwrite)
         try apply(plan, primaryKey: key, state: state)
-        changes.record(.inserted, key: key, model: state.info.name)
+        record(.inserted, key: key, state: state)
     }
 
     /// Inserts `value`, or replaces the stored record with the same id. Returns it as stored.
@@ -56,14 +65,14 @@ public final class Transaction: ReadScope {
     /// Inserts `value`, or replaces the stored record with the same id; an auto-increment id of `0` is assigned.
     public func upsert<M: Model>(_ value: inout M) throws(StoreError) {
         let state = try state(for: M.self)
-        try assignID(&value, state: state)
+        if state.info.numbersIDs { try assignID(&value, state: state) }
         let key = try primaryKey(value.id, of: M.self)
         let existed = try exists(key, state.info)
         let old: M? = existed ? try storedForUpkeep(M.self, key: key, state: state) : nil
         let plan = try planWrite(old: old, new: value, primaryKey: key, state: state)
         guard try put(value, key: key, state: state, unlessUnchanged: existed) else { return }
         try apply(plan, primaryKey: key, state: state)
-        changes.record(existed ? .updated : .inserted, key: key, model: state.info.name)
+        record(existed ? .updated : .inserted, key: key, state: state)
     }
 
     /// Replaces the stored record that has `value`'s id.
@@ -158,7 +167,7 @@ public final class Transaction: ReadScope {
             let plan = try planWrite(old: old, new: nil, primaryKey: key, state: state, followOwnership: false)
             try apply(plan, primaryKey: key, state: state)
         }
-        changes.record(.deleted, key: key, model: state.info.name)
+        record(.deleted, key: key, state: state)
         return true
     }
 
@@ -174,7 +183,7 @@ public final class Transaction: ReadScope {
             old: old, new: new, primaryKey: key, state: state, linkChanges: linkChanges)
         guard try put(new, key: key, state: state, unlessUnchanged: true) else { return }
         try apply(plan, primaryKey: key, state: state)
-        changes.record(.updated, key: key, model: state.info.name)
+        record(.updated, key: key, state: state)
     }
 
     /// Removes every index and backlink entry that names `primaryKey`, reading each database whole: the way to
@@ -230,23 +239,10 @@ public final class Transaction: ReadScope {
     ) throws(StoreError) -> WritePlan {
         var plan = WritePlan()
         guard state.info.hasDerivedData else { return plan }
-        let txn = try lmdb
-        let writer = indexWriter(state)
-        // Plain loops and `if let`: in code generic over a model from another module, `enumerated()` and
-        // `Optional.map` each instantiate generic metadata at run time, on every write.
-        let indexes = M.schema.indexes
-        for position in indexes.indices {
-            let index = indexes[position]
-            var old: (key: [UInt8], mustBeUnique: Bool)?
-            var new: (key: [UInt8], mustBeUnique: Bool)?
-            if let value = oldValue { old = try writer.entry(index, of: value) }
-            if let value = newValue { new = try writer.entry(index, of: value) }
-            guard old?.key != new?.key else { continue }
-            if let new, new.mustBeUnique {
-                try writer.checkUnique(
-                    index.name, key: new.key, primaryKey: primaryKey, in: state.info.indexes[position], txn: txn)
+        if !state.indexEntries.isEmpty {
+            plan.indexChanges = try withPointers(to: oldValue, newValue) { (old, new) throws(StoreError) in
+                try planIndexes(old: old, new: new, primaryKey: primaryKey, state: state)
             }
-            plan.indexChanges.append(IndexChange(position: position, remove: old?.key, add: new?.key))
         }
         if let linkChanges {
             plan.linkChanges = linkChanges
@@ -256,6 +252,57 @@ public final class Transaction: ReadScope {
                 into: &plan)
         }
         return plan
+    }
+
+    /// The index entries a write moves from the record at `old` to the one at `new` (either may be absent),
+    /// worked out without the model's type: generic code from another module would look up generic metadata at
+    /// every write.
+    func planIndexes(
+        old: UnsafeRawPointer?, new: UnsafeRawPointer?, primaryKey: [UInt8], state: ModelWriteState
+    ) throws(StoreError) -> [IndexChange] {
+        let txn = try lmdb
+        let writer = indexWriter(state)
+        var changes: [IndexChange] = []
+        for position in state.indexEntries.indices {
+            let index = state.indexEntries[position]
+            var oldEntry: (key: [UInt8], mustBeUnique: Bool)?
+            var newEntry: (key: [UInt8], mustBeUnique: Bool)?
+            if let old { oldEntry = try writer.entry(index, of: old) }
+            if let new { newEntry = try writer.entry(index, of: new) }
+            guard oldEntry?.key != newEntry?.key else { continue }
+            if let newEntry, newEntry.mustBeUnique {
+                try writer.checkUnique(
+                    index.name, key: newEntry.key, primaryKey: primaryKey, in: state.info.indexes[position], txn: txn)
+            }
+            changes.append(IndexChange(position: position, remove: oldEntry?.key, add: newEntry?.key))
+        }
+        return changes
+    }
+
+    /// The backlink entries an insert adds. A function of its own, so that only inserts of models with links make
+    /// the optional values `planLinks` takes (generic code makes what a function needs when it starts).
+    private func planLinks<M: Model>(
+        ofInserted value: M, primaryKey: [UInt8], state: ModelWriteState, into plan: inout WritePlan
+    ) throws(StoreError) {
+        try planLinks(old: nil, new: value, primaryKey: primaryKey, state: state, followOwnership: true, into: &plan)
+    }
+
+    /// Runs `body` with pointers to `old` and `new`, where they are present.
+    private func withPointers<M: Model, R>(
+        to old: M?, _ new: M?, _ body: (UnsafeRawPointer?, UnsafeRawPointer?) throws(StoreError) -> R
+    ) throws(StoreError) -> R {
+        switch (old, new) {
+        case (.some(let old), .some(let new)):
+            return try withUnsafePointer(to: old) { (old) throws(StoreError) in
+                try withUnsafePointer(to: new) { (new) throws(StoreError) in try body(old, new) }
+            }
+        case (.some(let old), .none):
+            return try withUnsafePointer(to: old) { (old) throws(StoreError) in try body(old, nil) }
+        case (.none, .some(let new)):
+            return try withUnsafePointer(to: new) { (new) throws(StoreError) in try body(nil, new) }
+        case (.none, .none):
+            return try body(nil, nil)
+        }
     }
 
     func apply(_ plan: WritePlan, primaryKey: [UInt8], state: ModelWriteState) throws(StoreError) {
@@ -270,6 +317,12 @@ public final class Transaction: ReadScope {
         }
         if !plan.linkChanges.isEmpty { try applyLinks(plan.linkChanges, primaryKey: primaryKey, state: state) }
         if let orphans = plan.orphans { try execute(orphans) }
+    }
+
+    /// Logs a change for observers, until the model's log is "changed wholesale": then there is nothing to add.
+    private func record(_ kind: ChangeLog.Kind, key: [UInt8], state: ModelWriteState) {
+        guard !state.loggedWholesale else { return }
+        state.loggedWholesale = changes.record(kind, key: key, model: state.info.name)
     }
 
     func indexWriter(_ state: ModelWriteState) -> IndexWriter {
@@ -331,10 +384,10 @@ public final class Transaction: ReadScope {
         return true
     }
 
-    /// Gives `value` the next id when its model numbers ids and its id is unset; moves the sequence past an
-    /// explicit id.
+    /// Gives `value` the next id when its id is unset; moves the sequence past an explicit id. Called only for a
+    /// model that numbers ids.
     private func assignID<M: Model>(_ value: inout M, state: ModelWriteState) throws(StoreError) {
-        guard state.info.numbersIDs, let sequence = M.schema.sequence else { return }
+        guard let sequence = M.schema.sequence else { return }
         var next = try state.nextID(in: self)
         if sequence.isUnset(value.id) {
             guard let id = sequence.fromSequence(next), next < .max else {
@@ -351,7 +404,11 @@ public final class Transaction: ReadScope {
 
     func state<M: Model>(for type: M.Type) throws(StoreError) -> ModelWriteState {
         let id = ObjectIdentifier(type)
-        if let state = states[id] { return state }
+        if let last = lastState, last.type == id { return last }
+        if let state = states[id] {
+            lastState = state
+            return state
+        }
         let info = try store.info(for: type)
         // Another process may have added key names since this process last looked: start from the stored ones.
         var dictionary = info.dictionary
@@ -363,8 +420,18 @@ public final class Transaction: ReadScope {
             throw lmdbError(error, "read")
         }
         if (stored ?? 0) != dictionary.names.count { dictionary = try storedDictionary(for: info) }
-        let state = ModelWriteState(info: info, dictionary: dictionary)
+        let state = ModelWriteState(
+            type: id, info: info, dictionary: dictionary,
+            indexEntries: M.schema.indexes.map { index in
+                // The index's parts, not the index: calling into `Index<M>` would look up its metadata each time.
+                let (components, isUnique) = (index.components, index.isUnique)
+                return IndexEntryMaker(name: index.name) { record in
+                    IndexEntryMaker.entry(
+                        of: try components(record.assumingMemoryBound(to: M.self).pointee), isUnique: isUnique)
+                }
+            })
         states[id] = state
+        lastState = state
         return state
     }
 
@@ -411,14 +478,21 @@ public final class Transaction: ReadScope {
 
 /// One model's state within one write transaction.
 final class ModelWriteState {
+    let type: ObjectIdentifier
     let info: ModelInfo
+    /// How to make each index's entry of a record, without the model's type.
+    let indexEntries: [IndexEntryMaker]
     let encoder: RecordEncoder
     var dictionaryChanged = false
+    /// Whether the change log holds this model as changed wholesale, so further changes need no logging.
+    var loggedWholesale = false
     /// The sequence's next value once this transaction has used or moved it; written by `flush`.
     var pendingNextID: Int64?
 
-    init(info: ModelInfo, dictionary: KeyDictionary) {
+    init(type: ObjectIdentifier, info: ModelInfo, dictionary: KeyDictionary, indexEntries: [IndexEntryMaker]) {
+        self.type = type
         self.info = info
+        self.indexEntries = indexEntries
         self.encoder = RecordEncoder(dictionary: dictionary)
     }
 

@@ -30,13 +30,17 @@ struct ChangeLog {
 
     var isEmpty: Bool { byModel.isEmpty }
 
-    mutating func record(_ kind: Kind, key: [UInt8], model: String) {
+    /// Logs one change; returns whether the model is now logged as changed wholesale.
+    @discardableResult
+    mutating func record(_ kind: Kind, key: [UInt8], model: String) -> Bool {
         guard var changes = byModel.removeValue(forKey: model) ?? [] else {
             byModel[model] = .some(nil)
-            return
+            return true
         }
         changes.append(Change(kind: kind, key: key))
-        byModel[model] = changes.count > Self.keyLimit ? .some(nil) : changes
+        let wholesale = changes.count > Self.keyLimit
+        byModel[model] = wholesale ? .some(nil) : changes
+        return wholesale
     }
 
     /// The stored form: a format byte, then per model its name, a flag (0 listed, 1 wholesale) and, when listed, the
