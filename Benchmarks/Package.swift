@@ -14,11 +14,15 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
     ],
     targets: [
+        // LMDB's C API for the raw peer, the ceiling: called directly, not through Cellar's wrapper.
+        .systemLibrary(name: "CRawLMDB", path: "Benchmarks/CRawLMDB", pkgConfig: "lmdb"),
         .executableTarget(
             name: "CellarBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
+                "CRawLMDB",
                 .product(name: "Cellar", package: cellarFolder),
+                .product(name: "CellarMacros", package: cellarFolder),
                 .product(name: "LMDB", package: cellarFolder),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],

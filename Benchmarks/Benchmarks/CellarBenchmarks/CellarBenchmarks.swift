@@ -4,13 +4,23 @@
 // Run from this folder:  swift package benchmark
 // A quick smoke run:     CELLAR_BENCH_RECORDS=2000 CELLAR_BENCH_ITERATIONS=1 swift package benchmark
 import Benchmark
+import CRawLMDB
 import Cellar
+import CellarMacros
 import Foundation
 import GRDB
-import LMDB
 
 /// The record every engine stores.
 struct Dog: Model, Codable, FetchableRecord, PersistableRecord {
+    var id: Int64
+    var name: String
+    var age: Int
+    var owner: Int64?
+}
+
+/// The same record with generated record code (`@Record`) instead of `Codable`'s containers.
+@Record
+struct FastDog: Model {
     var id: Int64
     var name: String
     var age: Int
@@ -25,6 +35,7 @@ let iterations = ProcessInfo.processInfo.environment["CELLAR_BENCH_ITERATIONS"].
 let dogs: [Dog] = (1...Int64(recordCount)).map { id in
     Dog(id: id, name: "Dog \(id)", age: Int(id % 15), owner: id % 3 == 0 ? nil : id / 3)
 }
+let fastDogs = dogs.map { FastDog(id: $0.id, name: $0.name, age: $0.age, owner: $0.owner) }
 
 /// Deterministic shuffled ids, so every engine reads and deletes the same ones in the same order.
 let randomIDs: [Int64] = {
@@ -50,6 +61,10 @@ let cellarConfiguration = Cellar.Configuration(models: [Dog.self], initialMapSiz
 
 /// Cellar as it runs by default (large results decoded on every core), and kept on one core as the peers are.
 let cellarEngines: [(name: String, decodesInParallel: Bool)] = [("Cellar", true), ("Cellar (one core)", false)]
+/// The same with the `@Record` model.
+let generatedEngines: [(name: String, decodesInParallel: Bool)] = [
+    ("Cellar @Record", true), ("Cellar @Record (one core)", false),
+]
 
 /// `configuration` with parallel decoding on or off.
 func decoding(inParallel: Bool, _ configuration: Cellar.Configuration) -> Cellar.Configuration {
@@ -64,56 +79,12 @@ func cellarStore(filled: Bool, decodesInParallel: Bool = true) throws -> Store {
     return store
 }
 
-// MARK: - Raw LMDB with a hand-written layout
-
-/// key: id as 8 big-endian bytes; value: age (8), owner flag (1) and owner (8), name length (4) and UTF-8.
-enum RawLayout {
-    static func key(_ id: Int64) -> [UInt8] { withUnsafeBytes(of: UInt64(bitPattern: id).bigEndian, Array.init) }
-
-    static func value(_ dog: Dog, into buffer: inout [UInt8]) {
-        buffer.removeAll(keepingCapacity: true)
-        withUnsafeBytes(of: Int64(dog.age).littleEndian) { buffer.append(contentsOf: $0) }
-        buffer.append(dog.owner == nil ? 0 : 1)
-        withUnsafeBytes(of: (dog.owner ?? 0).littleEndian) { buffer.append(contentsOf: $0) }
-        let name = Array(dog.name.utf8)
-        withUnsafeBytes(of: UInt32(name.count).littleEndian) { buffer.append(contentsOf: $0) }
-        buffer.append(contentsOf: name)
-    }
-
-    static func dog(id: Int64, from bytes: UnsafeRawBufferPointer) -> Dog {
-        let age = Int(Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: 0, as: Int64.self)))
-        let hasOwner = bytes[8] == 1
-        let owner = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: 9, as: Int64.self))
-        let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 17, as: UInt32.self)))
-        let name = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[21..<21 + length]), as: UTF8.self)
-        return Dog(id: id, name: name, age: age, owner: hasOwner ? owner : nil)
-    }
-}
-
-final class RawStore {
-    let folder = temporaryFolder()
-    let environment: Environment
-    let database: LMDB.Database
-
-    init(filled: Bool) throws {
-        var options = EnvironmentOptions()
-        options.mapSize = 256 << 20
-        environment = try Environment(path: folder.path, options: options)
-        database = try environment.write { try $0.createDatabase(named: "dogs") }
-        if filled { try insertAll() }
-    }
-
-    deinit { try? FileManager.default.removeItem(at: folder) }
-
-    func insertAll() throws {
-        try environment.write { txn in
-            var buffer: [UInt8] = []
-            for dog in dogs {
-                RawLayout.value(dog, into: &buffer)
-                try txn.put(database, key: RawLayout.key(dog.id), value: buffer)
-            }
-        }
-    }
+/// A store of the `@Record` dogs.
+func generatedStore(filled: Bool, decodesInParallel: Bool = true) throws -> Store {
+    let store = try Store.inMemory(
+        decoding(inParallel: decodesInParallel, .init(models: [FastDog.self], initialMapSize: 256 << 20)))
+    if filled { try store.write { tx in for dog in fastDogs { try tx.insert(dog) } } }
+    return store
 }
 
 // MARK: - GRDB
@@ -165,6 +136,12 @@ let benchmarks: @Sendable () -> Void = {
         try store.write { tx in for dog in dogs { try tx.insert(dog) } }
         benchmark.stopMeasurement()
     }
+    Benchmark("insert \(recordCount) in one transaction: Cellar @Record") { benchmark in
+        let store = try generatedStore(filled: false)
+        benchmark.startMeasurement()
+        try store.write { tx in for dog in fastDogs { try tx.insert(dog) } }
+        benchmark.stopMeasurement()
+    }
     Benchmark("insert \(recordCount) in one transaction: raw LMDB") { benchmark in
         let store = try RawStore(filled: false)
         benchmark.startMeasurement()
@@ -187,13 +164,23 @@ let benchmarks: @Sendable () -> Void = {
         }
         benchmark.stopMeasurement()
     }
+    Benchmark("get \(recordCount) by id: Cellar @Record") { benchmark in
+        let store = try generatedStore(filled: true)
+        benchmark.startMeasurement()
+        try store.read { snapshot in
+            for id in randomIDs { blackHole(try snapshot.object(FastDog.self, id: id)) }
+        }
+        benchmark.stopMeasurement()
+    }
     Benchmark("get \(recordCount) by id: raw LMDB") { benchmark in
         let store = try RawStore(filled: true)
         benchmark.startMeasurement()
-        try store.environment.read { txn in
+        try store.read { txn in
             for id in randomIDs {
-                guard let bytes = try txn.get(store.database, key: RawLayout.key(id)) else { continue }
-                blackHole(RawLayout.dog(id: id, from: bytes))
+                try RawLayout.withKey(id) { key in
+                    guard let bytes = try Raw.get(txn, store.database, key: key) else { return }
+                    blackHole(RawLayout.dog(id: id, from: bytes))
+                }
             }
         }
         benchmark.stopMeasurement()
@@ -225,17 +212,24 @@ let benchmarks: @Sendable () -> Void = {
             benchmark.stopMeasurement()
         }
     }
+    for engine in generatedEngines {
+        Benchmark("scan \(recordCount): \(engine.name)") { benchmark in
+            let store = try generatedStore(filled: true, decodesInParallel: engine.decodesInParallel)
+            benchmark.startMeasurement()
+            blackHole(try store.objects(FastDog.self).results())
+            benchmark.stopMeasurement()
+        }
+    }
     Benchmark("scan \(recordCount): raw LMDB") { benchmark in
         let store = try RawStore(filled: true)
         benchmark.startMeasurement()
         var all: [Dog] = []
-        try store.environment.read { txn in
-            try txn.withCursor(store.database) { cursor in
-                var entry = try cursor.first()
+        try store.read { txn in
+            try Raw.withCursor(txn, store.database) { cursor in
+                var entry = try Raw.move(cursor, MDB_FIRST)
                 while let (key, value) = entry {
-                    let id = Int64(bitPattern: UInt64(bigEndian: key.loadUnaligned(as: UInt64.self)))
-                    all.append(RawLayout.dog(id: id, from: value))
-                    entry = try cursor.next()
+                    all.append(RawLayout.dog(id: RawLayout.id(key), from: value))
+                    entry = try Raw.move(cursor, MDB_NEXT)
                 }
             }
         }
@@ -256,11 +250,21 @@ let benchmarks: @Sendable () -> Void = {
         try store.write { tx in for id in randomIDs.prefix(batchDeleteCount) { try tx.delete(Dog.self, id: id) } }
         benchmark.stopMeasurement()
     }
+    Benchmark("delete \(batchDeleteCount) by id in one transaction: Cellar @Record") { benchmark in
+        let store = try generatedStore(filled: true)
+        benchmark.startMeasurement()
+        try store.write { tx in
+            for id in randomIDs.prefix(batchDeleteCount) { try tx.delete(FastDog.self, id: id) }
+        }
+        benchmark.stopMeasurement()
+    }
     Benchmark("delete \(batchDeleteCount) by id in one transaction: raw LMDB") { benchmark in
         let store = try RawStore(filled: true)
         benchmark.startMeasurement()
-        try store.environment.write { txn in
-            for id in randomIDs.prefix(batchDeleteCount) { try txn.delete(store.database, key: RawLayout.key(id)) }
+        try store.write { txn in
+            for id in randomIDs.prefix(batchDeleteCount) {
+                try RawLayout.withKey(id) { key in try Raw.delete(txn, store.database, key: key) }
+            }
         }
         benchmark.stopMeasurement()
     }
@@ -284,7 +288,9 @@ let benchmarks: @Sendable () -> Void = {
         let store = try RawStore(filled: true)
         benchmark.startMeasurement()
         for id in randomIDs.prefix(singleDeleteCount) {
-            _ = try store.environment.write { txn in try txn.delete(store.database, key: RawLayout.key(id)) }
+            try store.write { txn in
+                try RawLayout.withKey(id) { key in try Raw.delete(txn, store.database, key: key) }
+            }
         }
         benchmark.stopMeasurement()
     }

@@ -4,10 +4,10 @@
 // record of its hand-written layout and fills an index database. Then the cost of opening a store of 10 models whose
 // schema did not change, and the part of it that is schema capture.
 import Benchmark
+import CRawLMDB
 @_spi(Benchmarks) import Cellar
 import Foundation
 import GRDB
-import LMDB
 
 enum MigratingDog {
     struct V1: Model {
@@ -50,31 +50,45 @@ enum MigratingDog {
 /// The raw peer's index of labels: label bytes → record key, DUPSORT.
 final class MigratingRawStore {
     let raw: RawStore
-    let labels: LMDB.Database
+    let labels: MDB_dbi
 
     init() throws {
         raw = try RawStore(filled: true)
-        labels = try raw.environment.write { try $0.createDatabase(named: "labels", flags: .duplicateSort) }
+        labels = try raw.openDatabase("labels", duplicates: true)
     }
 
+    /// Appends each record's label (its length and UTF-8) and indexes it: read all, then write all, as a
+    /// rewrite must (a cursor may not write while it walks).
     func migrate() throws {
-        try raw.environment.write { txn in
+        try raw.write { txn in
             var rewritten: [([UInt8], [UInt8])] = []
             rewritten.reserveCapacity(recordCount)
-            try txn.walk(raw.database) { entry in
-                let id = Int64(bitPattern: UInt64(bigEndian: entry.key.loadUnaligned(as: UInt64.self)))
-                let dog = RawLayout.dog(id: id, from: entry.value)
-                var value = Array(entry.value)
-                let label = Array("\(dog.name) (\(dog.age))".utf8)
-                withUnsafeBytes(of: UInt32(label.count).littleEndian) { value.append(contentsOf: $0) }
-                value.append(contentsOf: label)
-                rewritten.append((Array(entry.key), value))
-                return true
+            try Raw.withCursor(txn, raw.database) { cursor in
+                var entry = try Raw.move(cursor, MDB_FIRST)
+                while let (key, value) = entry {
+                    let dog = RawLayout.dog(id: RawLayout.id(key), from: value)
+                    var record = Array(value)
+                    var label = "\(dog.name) (\(dog.age))"
+                    label.withUTF8 { utf8 in
+                        withUnsafeBytes(of: UInt32(utf8.count).littleEndian) {
+                            record.append(contentsOf: $0.assumingMemoryBound(to: UInt8.self))
+                        }
+                        record.append(contentsOf: utf8)
+                    }
+                    rewritten.append((Array(key), record))
+                    entry = try Raw.move(cursor, MDB_NEXT)
+                }
             }
             for (key, value) in rewritten {
-                try txn.put(raw.database, key: key, value: value)
-                let nameLength = value.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 17, as: UInt32.self) }
-                try txn.put(labels, key: Array(value[(25 + Int(UInt32(littleEndian: nameLength)))...]), value: key)
+                try key.withUnsafeBytes { key in
+                    try value.withUnsafeBytes { value in
+                        try Raw.put(txn, raw.database, key: key, value: value)
+                        let nameLength = Int(
+                            UInt32(littleEndian: value.loadUnaligned(fromByteOffset: 17, as: UInt32.self)))
+                        try Raw.put(
+                            txn, labels, key: UnsafeRawBufferPointer(rebasing: value[(25 + nameLength)...]), value: key)
+                    }
+                }
             }
         }
     }
@@ -264,9 +278,19 @@ func migrationBenchmarks() {
         let names = (0..<10).map { "Shelf\($0)" }
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
-            let environment = try Environment(path: folder.path)
-            try environment.write { txn in for name in names { blackHole(try txn.createDatabase(named: name)) } }
-            environment.close()
+            var env: OpaquePointer?
+            try check(mdb_env_create(&env))
+            try check(mdb_env_set_maxdbs(env, 16))
+            try check(mdb_env_open(env, folder.path, UInt32(MDB_NOTLS), 0o644))
+            var txn: OpaquePointer?
+            try check(mdb_txn_begin(env, nil, 0, &txn))
+            for name in names {
+                var dbi = MDB_dbi()
+                try check(mdb_dbi_open(txn, name, UInt32(MDB_CREATE), &dbi))
+                blackHole(dbi)
+            }
+            try check(mdb_txn_commit(txn))
+            mdb_env_close(env)
         }
         benchmark.stopMeasurement()
     }

@@ -1,10 +1,11 @@
 // Indexed queries over 100,000 dogs whose ages run 0...19 (5,000 dogs each): Cellar's planner beside GRDB with
 // SQL indexes and raw LMDB with hand-written DUPSORT indexes, in the same run.
 import Benchmark
+import CRawLMDB
 import Cellar
+import CellarMacros
 import Foundation
 import GRDB
-import LMDB
 
 /// The benchmark dog with indexes on age and name.
 struct IndexedDog: Model, Codable, FetchableRecord, PersistableRecord {
@@ -16,7 +17,18 @@ struct IndexedDog: Model, Codable, FetchableRecord, PersistableRecord {
     static let databaseTableName = "indexed_dog"
 }
 
+/// The same with generated record code.
+@Record
+struct FastIndexedDog: Model {
+    var id: Int64
+    var name: String
+    var age: Int
+    var owner: Int64?
+    static let schema = Schema<FastIndexedDog>(indexes: [.index(\.age), .index(\.name)])
+}
+
 let indexedDogs: [IndexedDog] = dogs.map { IndexedDog(id: $0.id, name: $0.name, age: Int($0.id % 20), owner: $0.owner) }
+let fastIndexedDogs = indexedDogs.map { FastIndexedDog(id: $0.id, name: $0.name, age: $0.age, owner: $0.owner) }
 let queriedAge = 7
 let ageRange = 5...7
 /// An owner id that only a few dogs have, for the filter that no index answers.
@@ -29,50 +41,69 @@ func indexedCellarStore(decodesInParallel: Bool = true) throws -> Store {
     return store
 }
 
+func indexedGeneratedStore(decodesInParallel: Bool = true) throws -> Store {
+    let store = try Store.inMemory(
+        decoding(inParallel: decodesInParallel, .init(models: [FastIndexedDog.self], initialMapSize: 512 << 20)))
+    try store.write { tx in for dog in fastIndexedDogs { try tx.insert(dog) } }
+    return store
+}
+
 /// Raw LMDB: records as in `RawLayout`, plus `age` (8 big-endian bytes) → id and `name` (UTF-8) → id, DUPSORT.
 final class IndexedRawStore {
     let raw: RawStore
-    let ages: LMDB.Database
-    let names: LMDB.Database
+    let ages: MDB_dbi
+    let names: MDB_dbi
 
     init() throws {
         raw = try RawStore(filled: false)
-        (ages, names) = try raw.environment.write { txn in
-            (
-                try txn.createDatabase(named: "ages", flags: .duplicateSort),
-                try txn.createDatabase(named: "names", flags: .duplicateSort)
-            )
-        }
-        try raw.environment.write { txn in
-            var buffer: [UInt8] = []
+        ages = try raw.openDatabase("ages", duplicates: true)
+        names = try raw.openDatabase("names", duplicates: true)
+        try raw.write { txn in
+            var buffer = RawLayout.Buffer()
             for dog in indexedDogs {
-                let key = RawLayout.key(dog.id)
-                RawLayout.value(Dog(id: dog.id, name: dog.name, age: dog.age, owner: dog.owner), into: &buffer)
-                try txn.put(raw.database, key: key, value: buffer)
-                try txn.put(ages, key: RawLayout.key(Int64(dog.age)), value: key)
-                try txn.put(names, key: Array(dog.name.utf8), value: key)
+                let record = Dog(id: dog.id, name: dog.name, age: dog.age, owner: dog.owner)
+                try RawLayout.withKey(dog.id) { key in
+                    try Raw.put(txn, raw.database, key: key, value: buffer.encode(record))
+                    try RawLayout.withKey(Int64(dog.age)) { age in try Raw.put(txn, ages, key: age, value: key) }
+                    var name = dog.name
+                    try name.withUTF8 { try Raw.put(txn, names, key: UnsafeRawBufferPointer($0), value: key) }
+                }
             }
         }
     }
 
-    /// Decodes the dogs whose ids an index lists for keys in `lower...upper`, stopping after `limit`.
-    func dogs(in index: LMDB.Database, from lower: [UInt8], through upper: [UInt8]?, limit: Int = .max) throws -> [Dog]
-    {
+    /// Decodes the dogs whose ids an index lists from `lower` (the first entry when `nil`) through `upper` (the
+    /// last when `nil`), stopping after `limit`.
+    func dogs(in index: MDB_dbi, from lower: Int64?, through upper: Int64?, limit: Int = .max) throws -> [Dog] {
         var found: [Dog] = []
-        try raw.environment.read { txn in
-            try txn.withCursor(index) { cursor in
-                // LMDB refuses an empty key: an open lower bound starts at the first entry.
-                var entry = try lower.isEmpty ? cursor.first() : lower.withUnsafeBytes { try cursor.seek(atLeast: $0) }
-                while let (key, id) = entry, found.count < limit,
-                    upper.map({ !$0.lexicographicallyPrecedes(key) }) ?? true
-                {
-                    if let bytes = try txn.get(raw.database, key: id) {
-                        found.append(
-                            RawLayout.dog(
-                                id: Int64(bitPattern: UInt64(bigEndian: id.loadUnaligned(as: UInt64.self))), from: bytes
-                            ))
+        try raw.read { txn in
+            try Raw.withCursor(txn, index) { cursor in
+                var entry =
+                    try lower.map { lower in
+                        try RawLayout.withKey(lower) { try Raw.move(cursor, MDB_SET_RANGE, key: $0) }
+                    } ?? Raw.move(cursor, MDB_FIRST)
+                while let (key, id) = entry, found.count < limit, upper.map({ RawLayout.id(key) <= $0 }) ?? true {
+                    if let bytes = try Raw.get(txn, raw.database, key: id) {
+                        found.append(RawLayout.dog(id: RawLayout.id(id), from: bytes))
                     }
-                    entry = try cursor.next()
+                    entry = try Raw.move(cursor, MDB_NEXT)
+                }
+            }
+        }
+        return found
+    }
+
+    /// The first `limit` dogs in name order, read through the name index.
+    func dogsByName(limit: Int) throws -> [Dog] {
+        var found: [Dog] = []
+        try raw.read { txn in
+            try Raw.withCursor(txn, names) { cursor in
+                var entry = try Raw.move(cursor, MDB_FIRST)
+                while let (_, id) = entry, found.count < limit {
+                    if let bytes = try Raw.get(txn, raw.database, key: id) {
+                        found.append(RawLayout.dog(id: RawLayout.id(id), from: bytes))
+                    }
+                    entry = try Raw.move(cursor, MDB_NEXT)
                 }
             }
         }
@@ -114,11 +145,21 @@ func queryBenchmarks() {
             benchmark.stopMeasurement()
         }
     }
+    for engine in generatedEngines {
+        Benchmark("query age == \(queriedAge) (\(expectedMatches) dogs): \(engine.name)") { benchmark in
+            let store = try indexedGeneratedStore(decodesInParallel: engine.decodesInParallel)
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations {
+                blackHole(try store.objects(FastIndexedDog.self).where(\.age == queriedAge).results())
+            }
+            benchmark.stopMeasurement()
+        }
+    }
     Benchmark("query age == \(queriedAge) (\(expectedMatches) dogs): raw LMDB") { benchmark in
         let store = try IndexedRawStore()
-        let key = RawLayout.key(Int64(queriedAge))
+        let age = Int64(queriedAge)
         benchmark.startMeasurement()
-        for _ in benchmark.scaledIterations { blackHole(try store.dogs(in: store.ages, from: key, through: key)) }
+        for _ in benchmark.scaledIterations { blackHole(try store.dogs(in: store.ages, from: age, through: age)) }
         benchmark.stopMeasurement()
     }
     Benchmark("query age == \(queriedAge) (\(expectedMatches) dogs): GRDB") { benchmark in
@@ -142,7 +183,7 @@ func queryBenchmarks() {
     }
     Benchmark("query age in \(ageRange): raw LMDB") { benchmark in
         let store = try IndexedRawStore()
-        let (lower, upper) = (RawLayout.key(Int64(ageRange.lowerBound)), RawLayout.key(Int64(ageRange.upperBound)))
+        let (lower, upper) = (Int64(ageRange.lowerBound), Int64(ageRange.upperBound))
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations { blackHole(try store.dogs(in: store.ages, from: lower, through: upper)) }
         benchmark.stopMeasurement()
@@ -169,7 +210,7 @@ func queryBenchmarks() {
         let store = try IndexedRawStore()
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
-            blackHole(try store.dogs(in: store.names, from: [], through: nil, limit: 20))
+            blackHole(try store.dogsByName(limit: 20))
         }
         benchmark.stopMeasurement()
     }
@@ -192,13 +233,17 @@ func queryBenchmarks() {
     }
     Benchmark("query count age == \(queriedAge): raw LMDB", configuration: repeated) { benchmark in
         let store = try IndexedRawStore()
-        let key = RawLayout.key(Int64(queriedAge))
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
             blackHole(
-                try store.raw.environment.read { txn in
-                    try txn.withCursor(store.ages) { cursor in
-                        try key.withUnsafeBytes { try cursor.seek(to: $0) } == nil ? 0 : try cursor.duplicateCount()
+                try store.raw.read { txn in
+                    try Raw.withCursor(txn, store.ages) { cursor in
+                        try RawLayout.withKey(Int64(queriedAge)) { key -> Int in
+                            guard try Raw.move(cursor, MDB_SET, key: key) != nil else { return 0 }
+                            var count = 0
+                            try check(mdb_cursor_count(cursor, &count))
+                            return count
+                        }
                     }
                 })
         }
@@ -223,11 +268,34 @@ func queryBenchmarks() {
             benchmark.stopMeasurement()
         }
     }
+    for engine in generatedEngines {
+        Benchmark("query owner == \(rareOwner), no index (a scan): \(engine.name)") { benchmark in
+            let store = try indexedGeneratedStore(decodesInParallel: engine.decodesInParallel)
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations {
+                blackHole(try store.objects(FastIndexedDog.self).where(\.owner == rareOwner).results())
+            }
+            benchmark.stopMeasurement()
+        }
+    }
+    // The raw peer checks the owner field in place and decodes only the dogs that match, as SQLite does.
     Benchmark("query owner == \(rareOwner), no index (a scan): raw LMDB") { benchmark in
         let store = try IndexedRawStore()
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
-            blackHole(try store.dogs(in: store.raw.database, from: [], through: nil).filter { $0.owner == rareOwner })
+            var found: [Dog] = []
+            try store.raw.read { txn in
+                try Raw.withCursor(txn, store.raw.database) { cursor in
+                    var entry = try Raw.move(cursor, MDB_FIRST)
+                    while let (key, value) = entry {
+                        if RawLayout.owner(from: value) == rareOwner {
+                            found.append(RawLayout.dog(id: RawLayout.id(key), from: value))
+                        }
+                        entry = try Raw.move(cursor, MDB_NEXT)
+                    }
+                }
+            }
+            blackHole(found)
         }
         benchmark.stopMeasurement()
     }

@@ -3,10 +3,10 @@
 // ON DELETE CASCADE foreign keys); raw LMDB stores each person's dog ids in its record beside a hand-kept DUPSORT
 // backlink database, all in the same run.
 import Benchmark
+import CRawLMDB
 import Cellar
 import Foundation
 import GRDB
-import LMDB
 
 struct LinkedDog: Model, Codable, FetchableRecord, PersistableRecord {
     var id: Int64
@@ -65,42 +65,48 @@ func linkedCellarStore(decodesInParallel: Bool = true) throws -> Store {
 /// then its dogs' 8-byte keys; `backlinks` maps a dog's key to its people's keys (DUPSORT).
 final class LinkedRawStore {
     let raw: RawStore
-    let ages: LMDB.Database
-    let people: LMDB.Database
-    let backlinks: LMDB.Database
+    let ages: MDB_dbi
+    let people: MDB_dbi
+    let backlinks: MDB_dbi
 
     init() throws {
         raw = try RawStore(filled: false)
-        (ages, people, backlinks) = try raw.environment.write { txn in
-            (
-                try txn.createDatabase(named: "ages", flags: .duplicateSort),
-                try txn.createDatabase(named: "people"),
-                try txn.createDatabase(named: "backlinks", flags: .duplicateSort)
-            )
-        }
-        try raw.environment.write { txn in
-            var buffer: [UInt8] = []
+        ages = try raw.openDatabase("ages", duplicates: true)
+        people = try raw.openDatabase("people")
+        backlinks = try raw.openDatabase("backlinks", duplicates: true)
+        try raw.write { txn in
+            var buffer = RawLayout.Buffer()
             for dog in dogs {
-                let key = RawLayout.key(dog.id)
-                RawLayout.value(dog, into: &buffer)
-                try txn.put(raw.database, key: key, value: buffer)
-                try txn.put(ages, key: RawLayout.key(Int64(dog.age)), value: key)
+                try RawLayout.withKey(dog.id) { key in
+                    try Raw.put(txn, raw.database, key: key, value: buffer.encode(dog))
+                    try RawLayout.withKey(Int64(dog.age)) { age in try Raw.put(txn, ages, key: age, value: key) }
+                }
             }
+            var record: [UInt8] = []
             for person in linkedPeople {
-                let key = RawLayout.key(person.id)
-                Self.encode(name: person.name, dogs: person.dogs.map(\.id), into: &buffer)
-                try txn.put(self.people, key: key, value: buffer)
-                for dog in person.dogs { try txn.put(backlinks, key: RawLayout.key(dog.id), value: key) }
+                Self.encode(name: person.name, dogs: person.dogs.map(\.id), into: &record)
+                try RawLayout.withKey(person.id) { key in
+                    try record.withUnsafeBytes { try Raw.put(txn, people, key: key, value: $0) }
+                    for dog in person.dogs {
+                        try RawLayout.withKey(dog.id) { dog in try Raw.put(txn, backlinks, key: dog, value: key) }
+                    }
+                }
             }
         }
     }
 
     static func encode(name: String, dogs: [Int64], into buffer: inout [UInt8]) {
         buffer.removeAll(keepingCapacity: true)
-        let bytes = Array(name.utf8)
-        withUnsafeBytes(of: UInt32(bytes.count).littleEndian) { buffer.append(contentsOf: $0) }
-        buffer.append(contentsOf: bytes)
-        for dog in dogs { buffer.append(contentsOf: RawLayout.key(dog)) }
+        var name = name
+        name.withUTF8 { utf8 in
+            withUnsafeBytes(of: UInt32(utf8.count).littleEndian) {
+                buffer.append(contentsOf: $0.assumingMemoryBound(to: UInt8.self))
+            }
+            buffer.append(contentsOf: utf8)
+        }
+        for dog in dogs {
+            RawLayout.withKey(dog) { buffer.append(contentsOf: $0.assumingMemoryBound(to: UInt8.self)) }
+        }
     }
 
     static func person(id: Int64, from bytes: UnsafeRawBufferPointer) -> (id: Int64, name: String, dogs: [Int64]) {
@@ -112,20 +118,16 @@ final class LinkedRawStore {
         return (id, name, dogs)
     }
 
-    static func id(_ key: UnsafeRawBufferPointer) -> Int64 {
-        Int64(bitPattern: UInt64(bigEndian: key.loadUnaligned(as: UInt64.self)))
-    }
-
     /// The people whose lists hold `dog`, read through the backlink database.
-    func owners(of dog: Int64, in txn: ReadTransaction) throws -> [(id: Int64, name: String, dogs: [Int64])] {
+    func owners(of dog: Int64, in txn: OpaquePointer) throws -> [(id: Int64, name: String, dogs: [Int64])] {
         var found: [(id: Int64, name: String, dogs: [Int64])] = []
-        try txn.withCursor(backlinks) { cursor in
-            var entry = try RawLayout.key(dog).withUnsafeBytes { try cursor.seek(to: $0) }
+        try Raw.withCursor(txn, backlinks) { cursor in
+            var entry = try RawLayout.withKey(dog) { try Raw.move(cursor, MDB_SET, key: $0) }
             while let (_, person) = entry {
-                if let bytes = try txn.get(people, key: person) {
-                    found.append(Self.person(id: Self.id(person), from: bytes))
+                if let bytes = try Raw.get(txn, people, key: person) {
+                    found.append(Self.person(id: RawLayout.id(person), from: bytes))
                 }
-                entry = try cursor.nextDuplicate()
+                entry = try Raw.move(cursor, MDB_NEXT_DUP)
             }
         }
         return found
@@ -189,19 +191,27 @@ func relationBenchmarks() {
     Benchmark("\(ownersTitle): raw LMDB") { benchmark in
         let store = try LinkedRawStore()
         benchmark.startMeasurement()
-        try store.raw.environment.read { txn in
+        try store.raw.read { txn in
             var owners = Set<Int64>()
-            try txn.walk(store.ages, range: KeyRange(lower: RawLayout.key(Int64(minimumAge)))) { entry in
-                try txn.forEachDuplicate(of: Array(entry.value), in: store.backlinks) { person in
-                    owners.insert(LinkedRawStore.id(person))
-                    return true
+            try Raw.withCursor(txn, store.ages) { ages in
+                try Raw.withCursor(txn, store.backlinks) { backlinks in
+                    var entry = try RawLayout.withKey(Int64(minimumAge)) { try Raw.move(ages, MDB_SET_RANGE, key: $0) }
+                    while let (_, dog) = entry {
+                        var person = try Raw.move(backlinks, MDB_SET, key: dog)
+                        while let (_, key) = person {
+                            owners.insert(RawLayout.id(key))
+                            person = try Raw.move(backlinks, MDB_NEXT_DUP)
+                        }
+                        entry = try Raw.move(ages, MDB_NEXT)
+                    }
                 }
-                return true
             }
             var found: [(id: Int64, name: String, dogs: [Int64])] = []
             for id in owners.sorted() {
-                if let bytes = try txn.get(store.people, key: RawLayout.key(id)) {
-                    found.append(LinkedRawStore.person(id: id, from: bytes))
+                try RawLayout.withKey(id) { key in
+                    if let bytes = try Raw.get(txn, store.people, key: key) {
+                        found.append(LinkedRawStore.person(id: id, from: bytes))
+                    }
                 }
             }
             blackHole(found)
@@ -239,7 +249,7 @@ func relationBenchmarks() {
         benchmark.startMeasurement()
         for iteration in benchmark.scaledIterations {
             let dog = randomIDs[iteration % randomIDs.count]
-            blackHole(try store.raw.environment.read { txn in try store.owners(of: dog, in: txn) })
+            blackHole(try store.raw.read { txn in try store.owners(of: dog, in: txn) })
         }
         benchmark.stopMeasurement()
     }
@@ -271,24 +281,24 @@ func relationBenchmarks() {
     Benchmark("delete \(batchDeleteCount) linked dogs in one transaction: raw LMDB") { benchmark in
         let store = try LinkedRawStore()
         benchmark.startMeasurement()
-        try store.raw.environment.write { txn in
+        try store.raw.write { txn in
             var buffer: [UInt8] = []
             for id in deletedDogIDs {
-                let key = RawLayout.key(id)
-                for owner in try store.owners(of: id, in: txn) {
-                    LinkedRawStore.encode(name: owner.name, dogs: owner.dogs.filter { $0 != id }, into: &buffer)
-                    try txn.put(store.people, key: RawLayout.key(owner.id), value: buffer)
-                }
-                try txn.delete(store.backlinks, key: key)
-                if let bytes = try txn.get(store.raw.database, key: key) {
-                    let age = RawLayout.dog(id: id, from: bytes).age
-                    try key.withUnsafeBytes { value in
-                        try RawLayout.key(Int64(age)).withUnsafeBytes {
-                            _ = try txn.delete(store.ages, key: $0, value: value)
+                try RawLayout.withKey(id) { key in
+                    for owner in try store.owners(of: id, in: txn) {
+                        LinkedRawStore.encode(name: owner.name, dogs: owner.dogs.filter { $0 != id }, into: &buffer)
+                        try RawLayout.withKey(owner.id) { person in
+                            try buffer.withUnsafeBytes { try Raw.put(txn, store.people, key: person, value: $0) }
                         }
                     }
+                    try Raw.delete(txn, store.backlinks, key: key)
+                    if let bytes = try Raw.get(txn, store.raw.database, key: key) {
+                        let age = RawLayout.dog(id: id, from: bytes).age
+                        try RawLayout.withKey(Int64(age)) { age in try Raw.delete(txn, store.ages, key: age, value: key)
+                        }
+                    }
+                    try Raw.delete(txn, store.raw.database, key: key)
                 }
-                try txn.delete(store.raw.database, key: key)
             }
         }
         benchmark.stopMeasurement()
