@@ -19,9 +19,24 @@ public struct Condition<M: Model>: Sendable {
 
     init(
         path: PartialKeyPath<M>?, description: @autoclosure @escaping @Sendable () -> String,
-        ranges: Result<[KeyRange], StoreError>?, rank: Int, test: @escaping @Sendable (M) -> Bool
+        ranges: Result<[KeyRange], StoreError>?, rank: Int, fieldTest: FieldTest? = nil,
+        test: @escaping @Sendable (M) -> Bool
     ) {
-        self.init(.condition(Comparison(path: path, describe: description, ranges: ranges, rank: rank, test: test)))
+        self.init(
+            .condition(
+                Comparison(
+                    path: path, describe: description, ranges: ranges, rank: rank, fieldTest: fieldTest, test: test)))
+    }
+
+    /// A condition on the value of `path`, checked on record bytes where the model's generated code allows.
+    init<V>(
+        path: KeyPath<M, V> & Sendable, description: @autoclosure @escaping @Sendable () -> String,
+        ranges: Result<[KeyRange], StoreError>?, rank: Int, valueTest: @escaping @Sendable (V) -> Bool
+    ) {
+        self.init(
+            path: path, description: description(), ranges: ranges, rank: rank,
+            fieldTest: FieldTest.make(path, test: valueTest)
+        ) { valueTest($0[keyPath: path]) }
     }
 
     /// Whether `value` satisfies the predicate.
@@ -44,8 +59,8 @@ public struct Condition<M: Model>: Sendable {
             try values.map { (value) throws(StoreError) in KeyRange.equal(to: try conditionKey(value)) }
         }
         return Condition(
-            path: path, description: "\(name(path)) in \(values.map { "\($0)" })", ranges: ranges, rank: 1
-        ) { values.contains($0[keyPath: path]) }
+            path: path, description: "\(name(path)) in \(values.map { "\($0)" })", ranges: ranges, rank: 1,
+            valueTest: { values.contains($0) })
     }
 
     /// The property lies in `range` (`3...7`).
@@ -55,9 +70,9 @@ public struct Condition<M: Model>: Sendable {
         let ranges = Result { () throws(StoreError) -> [KeyRange] in
             [KeyRange(lower: try conditionKey(range.lowerBound), upper: try conditionKey(range.upperBound).after)]
         }
-        return Condition(path: path, description: "\(name(path)) in \(range)", ranges: ranges, rank: 3) {
-            range.contains($0[keyPath: path])
-        }
+        return Condition(
+            path: path, description: "\(name(path)) in \(range)", ranges: ranges, rank: 3,
+            valueTest: { range.contains($0) })
     }
 
     /// The property lies in `range` (`3..<7`).
@@ -67,9 +82,9 @@ public struct Condition<M: Model>: Sendable {
         let ranges = Result { () throws(StoreError) -> [KeyRange] in
             [KeyRange(lower: try conditionKey(range.lowerBound), upper: try conditionKey(range.upperBound))]
         }
-        return Condition(path: path, description: "\(name(path)) in \(range)", ranges: ranges, rank: 3) {
-            range.contains($0[keyPath: path])
-        }
+        return Condition(
+            path: path, description: "\(name(path)) in \(range)", ranges: ranges, rank: 3,
+            valueTest: { range.contains($0) })
     }
 
     /// The text starts with `prefix` (compared as Swift compares strings, after Unicode normalisation).
@@ -79,23 +94,23 @@ public struct Condition<M: Model>: Sendable {
             let start = Array(try conditionKey(prefix).dropLast())
             return [KeyRange(lower: start, upper: start + [0xFF])]
         }
-        return Condition(path: path, description: "\(name(path)) has prefix \"\(prefix)\"", ranges: ranges, rank: 2) {
-            $0[keyPath: path].hasPrefix(prefix)
-        }
+        return Condition(
+            path: path, description: "\(name(path)) has prefix \"\(prefix)\"", ranges: ranges, rank: 2,
+            valueTest: { $0.hasPrefix(prefix) })
     }
 
     /// The text contains `part`. Checked record by record.
     public static func contains(_ path: KeyPath<M, String> & Sendable, _ part: String) -> Condition {
-        Condition(path: path, description: "\(name(path)) contains \"\(part)\"", ranges: nil, rank: .max) {
-            $0[keyPath: path].contains(part)
-        }
+        Condition(
+            path: path, description: "\(name(path)) contains \"\(part)\"", ranges: nil, rank: .max,
+            valueTest: { $0.contains(part) })
     }
 
     /// The text equals `text`, ignoring case. Checked record by record.
     public static func equalsIgnoringCase(_ path: KeyPath<M, String> & Sendable, _ text: String) -> Condition {
         Condition(
-            path: path, description: "\(name(path)) equals \"\(text)\" ignoring case", ranges: nil, rank: .max
-        ) { $0[keyPath: path].caseInsensitiveCompare(text) == .orderedSame }
+            path: path, description: "\(name(path)) equals \"\(text)\" ignoring case", ranges: nil, rank: .max,
+            valueTest: { $0.caseInsensitiveCompare(text) == .orderedSame })
     }
 
     static func name(_ path: AnyKeyPath) -> String { Index<M>.propertyName(path) }
@@ -113,6 +128,8 @@ struct Comparison<M: Model>: Sendable {
     let ranges: Result<[KeyRange], StoreError>?
     /// Lower is more selective: equality 0, `in` 1, prefix 2, bounded range 3, open range 4.
     let rank: Int
+    /// The comparison checked on record bytes, for a model with generated record code.
+    let fieldTest: FieldTest?
     let test: @Sendable (M) -> Bool
 }
 
@@ -181,8 +198,7 @@ private func comparison<M: Model, V: Encodable & Sendable>(
     }
     return Condition(
         path: path, description: "\(Condition<M>.name(path)) \(symbol) \(value)",
-        ranges: rank == .max ? nil : ranges, rank: rank
-    ) { test($0[keyPath: path], value) }
+        ranges: rank == .max ? nil : ranges, rank: rank, valueTest: { test($0, value) })
 }
 
 /// The property equals `value` (`\.owner == nil` for a missing optional).

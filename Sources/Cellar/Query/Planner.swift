@@ -116,8 +116,13 @@ extension Query {
             let link = try exclusion.link(context.store)
             words.append("skip the records in backlink index \(link.databaseName)")
         }
-        let checks = conjuncts.enumerated().filter { $0.offset != plan.driver }.map(\.element.description)
-        if !checks.isEmpty { words.append("check each record for \(checks.joined(separator: " && "))") }
+        let checked = conjuncts.enumerated().filter { $0.offset != plan.driver }.map(\.element)
+        let onBytes = checked.filter(\.checksBytes).map(\.description)
+        let decoded = checked.filter { !$0.checksBytes }.map(\.description)
+        if !onBytes.isEmpty {
+            words.append("check each record's bytes for \(onBytes.joined(separator: " && ")) before decoding it")
+        }
+        if !decoded.isEmpty { words.append("check each record for \(decoded.joined(separator: " && "))") }
         if !plan.isOrdered {
             let keys = ordering.map { $0.name + ($0.ascending ? "" : " descending") }
             words.append("sort in memory by \(keys.joined(separator: ", "))")
@@ -143,6 +148,7 @@ extension Query {
     func execute(in context: ReadScope, info: ModelInfo) throws(StoreError) -> [M] {
         let plan = try plan(info: info, context: context)
         var dictionary = try context.dictionary(for: info)
+        let mayMatch = bytesCheck(plan, context: context, dictionary: dictionary)
         if plan.isOrdered, let limitCount {
             // Stream in order and stop as soon as the page is full.
             var values: [M] = []
@@ -150,6 +156,7 @@ extension Query {
             var seen = Set<[UInt8]>()
             guard limitCount > 0 else { return [] }
             try forEachCandidate(plan, in: context, info: info) { (key, bytes) throws(StoreError) -> Bool in
+                if let mayMatch, !mayMatch(bytes) { return true }
                 let value = try context.decode(M.self, bytes, key: key, info: info, dictionary: &dictionary)
                 guard plan.indexDecides || predicate?.evaluate(value) ?? true else { return true }
                 if let distinctKey, !seen.insert(try distinctKey.key(value)).inserted { return true }
@@ -164,6 +171,7 @@ extension Query {
         }
         var entries: [Entry] = []
         try forEachCandidate(plan, in: context, info: info) { (key, bytes) throws(StoreError) -> Bool in
+            if let mayMatch, !mayMatch(bytes) { return true }
             entries.append((key, bytes))
             return true
         }
@@ -187,6 +195,18 @@ extension Query {
             limitCount.map { Swift.min(values.count - Swift.min(skipCount, values.count), $0) + skipCount }
             ?? values.count
         return skipCount >= end ? [] : Array(values[skipCount..<end])
+    }
+
+    /// For a model with generated record code, a check of the predicate on a record's bytes that leaves out the
+    /// records it shows cannot match before they are decoded; what it cannot tell, the decoded test still checks.
+    private func bytesCheck(
+        _ plan: QueryPlan, context: ReadScope, dictionary: KeyDictionary
+    ) -> ((UnsafeRawBufferPointer) -> Bool)? {
+        guard !plan.indexDecides, let predicate, predicate.node.checksBytes, let keys = M._recordKeys else {
+            return nil
+        }
+        let decoder = context.recordDecoder
+        return { bytes in predicate.mayMatch(bytes, keys: keys, decoder: decoder, dictionary: dictionary) }
     }
 
     /// Sorts by the order-preserving keys of the sort properties, component by component, then by primary key in
