@@ -76,8 +76,11 @@ def row(task):
         return "—" if r is None else f"{r:.{max(digits, 2) if r < 0.1 else digits}f}×"
 
     # Cellar as it runs by default, and on one core where the benchmark has that variant.
-    cellars = [c for c in ("Cellar", "Cellar (one core)") if rate(c) != "absent"]
-    label = {"Cellar": "", "Cellar (one core)": " (one core)"}
+    # The `@Record` model's rows follow the `Codable` model's.
+    variants = ("Cellar", "Cellar (one core)", "Cellar @Record", "Cellar @Record (one core)")
+    cellars = [c for c in variants if rate(c) != "absent"]
+    label = {"Cellar": "", "Cellar (one core)": " (one core)", "Cellar @Record": " @Record",
+             "Cellar @Record (one core)": " @Record (one core)"}
     grdbs = [e for e in ("GRDB", "GRDB fetchOne", "GRDB cached statement") if rate(e) != "absent"]
     cellar_cell = "<br>".join(figure(c) + label[c] for c in cellars) or "—"
     grdb_cell = "<br>".join(f"{figure(e)}{' (' + e[5:] + ')' if e != 'GRDB' else ''}" for e in grdbs) or "—"

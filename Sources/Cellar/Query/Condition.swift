@@ -28,15 +28,24 @@ public struct Condition<M: Model>: Sendable {
                     path: path, describe: description, ranges: ranges, rank: rank, fieldTest: fieldTest, test: test)))
     }
 
-    /// A condition on the value of `path`, checked on record bytes where the model's generated code allows.
-    init<V>(
+    /// A condition on the value of `path`, checked on record bytes where the model's generated code allows;
+    /// `equalTo` are the values an equality compares with (`==`, `!=` when `negated`, `in`).
+    init<V: Encodable>(
         path: KeyPath<M, V> & Sendable, description: @autoclosure @escaping @Sendable () -> String,
-        ranges: Result<[KeyRange], StoreError>?, rank: Int, valueTest: @escaping @Sendable (V) -> Bool
+        ranges: Result<[KeyRange], StoreError>?, rank: Int, equalTo values: [V]? = nil, negated: Bool = false,
+        valueTest: @escaping @Sendable (V) -> Bool
     ) {
         self.init(
             path: path, description: description(), ranges: ranges, rank: rank,
-            fieldTest: FieldTest.make(path, test: valueTest)
-        ) { valueTest($0[keyPath: path]) }
+            fieldTest: FieldTest.make(path, equalTo: values, negated: negated, test: valueTest),
+            test: Self.test(of: path, valueTest))
+    }
+
+    /// `valueTest` on the value at `path`; unconstrained in `V`, so the closure captures no conformance of it.
+    private static func test<V>(of path: KeyPath<M, V> & Sendable, _ valueTest: @escaping @Sendable (V) -> Bool)
+        -> @Sendable (M) -> Bool
+    {
+        { valueTest($0[keyPath: path]) }
     }
 
     /// Whether `value` satisfies the predicate.
@@ -60,7 +69,7 @@ public struct Condition<M: Model>: Sendable {
         }
         return Condition(
             path: path, description: "\(name(path)) in \(values.map { "\($0)" })", ranges: ranges, rank: 1,
-            valueTest: { values.contains($0) })
+            equalTo: values, valueTest: { values.contains($0) })
     }
 
     /// The property lies in `range` (`3...7`).
@@ -189,8 +198,8 @@ func conditionKey<V: Encodable>(_ value: V) throws(StoreError) -> [UInt8] {
 // MARK: - Operators on key paths
 
 private func comparison<M: Model, V: Encodable & Sendable>(
-    _ path: KeyPath<M, V> & Sendable, _ symbol: String, _ value: V, rank: Int,
-    range: @escaping ([UInt8]) -> KeyRange?, test: @escaping @Sendable (V, V) -> Bool
+    _ path: KeyPath<M, V> & Sendable, _ symbol: String, _ value: V, rank: Int, equality: Bool = false,
+    negated: Bool = false, range: @escaping ([UInt8]) -> KeyRange?, test: @escaping @Sendable (V, V) -> Bool
 ) -> Condition<M> {
     let ranges = Result { () throws(StoreError) -> [KeyRange] in
         let key = try conditionKey(value)
@@ -198,17 +207,18 @@ private func comparison<M: Model, V: Encodable & Sendable>(
     }
     return Condition(
         path: path, description: "\(Condition<M>.name(path)) \(symbol) \(value)",
-        ranges: rank == .max ? nil : ranges, rank: rank, valueTest: { test($0, value) })
+        ranges: rank == .max ? nil : ranges, rank: rank, equalTo: equality ? [value] : nil, negated: negated,
+        valueTest: { test($0, value) })
 }
 
 /// The property equals `value` (`\.owner == nil` for a missing optional).
 public func == <M: Model, V: Equatable & Encodable & Sendable>(lhs: KeyPath<M, V> & Sendable, rhs: V) -> Condition<M> {
-    comparison(lhs, "==", rhs, rank: 0, range: { .equal(to: $0) }, test: { $0 == $1 })
+    comparison(lhs, "==", rhs, rank: 0, equality: true, range: { .equal(to: $0) }, test: { $0 == $1 })
 }
 
 /// The property differs from `value`. Checked record by record.
 public func != <M: Model, V: Equatable & Encodable & Sendable>(lhs: KeyPath<M, V> & Sendable, rhs: V) -> Condition<M> {
-    comparison(lhs, "!=", rhs, rank: .max, range: { _ in nil }, test: { $0 != $1 })
+    comparison(lhs, "!=", rhs, rank: .max, equality: true, negated: true, range: { _ in nil }, test: { $0 != $1 })
 }
 
 public func < <M: Model, V: Comparable & Encodable & Sendable>(lhs: KeyPath<M, V> & Sendable, rhs: V) -> Condition<M> {

@@ -156,7 +156,7 @@ extension Query {
             var seen = Set<[UInt8]>()
             guard limitCount > 0 else { return [] }
             try forEachCandidate(plan, in: context, info: info) { (key, bytes) throws(StoreError) -> Bool in
-                if let mayMatch, !mayMatch(bytes) { return true }
+                if let mayMatch, !mayMatch.mayMatch(bytes) { return true }
                 let value = try context.decode(M.self, bytes, key: key, info: info, dictionary: &dictionary)
                 guard plan.indexDecides || predicate?.evaluate(value) ?? true else { return true }
                 if let distinctKey, !seen.insert(try distinctKey.key(value)).inserted { return true }
@@ -171,7 +171,7 @@ extension Query {
         }
         var entries: [Entry] = []
         try forEachCandidate(plan, in: context, info: info) { (key, bytes) throws(StoreError) -> Bool in
-            if let mayMatch, !mayMatch(bytes) { return true }
+            if let mayMatch, !mayMatch.mayMatch(bytes) { return true }
             entries.append((key, bytes))
             return true
         }
@@ -199,14 +199,9 @@ extension Query {
 
     /// For a model with generated record code, a check of the predicate on a record's bytes that leaves out the
     /// records it shows cannot match before they are decoded; what it cannot tell, the decoded test still checks.
-    private func bytesCheck(
-        _ plan: QueryPlan, context: ReadScope, dictionary: KeyDictionary
-    ) -> ((UnsafeRawBufferPointer) -> Bool)? {
-        guard !plan.indexDecides, let predicate, predicate.node.checksBytes, let keys = M._recordKeys else {
-            return nil
-        }
-        let decoder = context.recordDecoder
-        return { bytes in predicate.mayMatch(bytes, keys: keys, decoder: decoder, dictionary: dictionary) }
+    private func bytesCheck(_ plan: QueryPlan, context: ReadScope, dictionary: KeyDictionary) -> BytesFilter? {
+        guard !plan.indexDecides, let keys = M._recordKeys, let check = predicate?.node.bytesCheck else { return nil }
+        return BytesFilter(check: check, keys: keys, decoder: context.recordDecoder, dictionary: dictionary)
     }
 
     /// Sorts by the order-preserving keys of the sort properties, component by component, then by primary key in

@@ -156,6 +156,37 @@ struct ConditionsOnBytesTests {
         #expect(try store.objects(Pet.self).where(\.owner != nil && \.age == 1).results().map(\.id) == [21])
     }
 
+    /// A property widened since its records were written (`Int32?` then, `Int64?` now) is compared by value, not
+    /// by bytes: the stored form differs from the compared value's.
+    @Test func aNarrowerStoredIntegerStillMatches() throws {
+        struct NarrowPet: Model {
+            var id: Int64
+            var name: String
+            var age: Int
+            var owner: Int32?
+            var weight: Double
+            var tally: Tally
+            static let schema = Schema<NarrowPet>(name: "Pet", indexes: [.index(\.name)])
+        }
+        let folder = TemporaryFolder()
+        do {
+            let store = try folder.store([NarrowPet.self])
+            try store.write { tx in
+                for n in 1...9 {
+                    try tx.insert(
+                        NarrowPet(
+                            id: Int64(n), name: "N\(n)", age: 1, owner: n % 3 == 0 ? nil : Int32(n), weight: 1,
+                            tally: Tally(n)))
+                }
+            }
+        }
+        let store = try folder.store([Pet.self])
+        #expect(try store.objects(Pet.self).where(\.owner == 5).results().map(\.id) == [5])
+        #expect(try store.objects(Pet.self).where(.in(\.owner, [4, nil])).results().map(\.id) == [3, 4, 6, 9])
+        #expect(try store.objects(Pet.self).where(\.owner != 5).results().count == 8)
+        #expect(try store.objects(Pet.self).where(\.owner == nil).results().map(\.id) == [3, 6, 9])
+    }
+
     /// A plain `Codable` model with renamed keys and a transforming `init(from:)`: conditions see decoded values.
     @Test func aCustomCodableModelAnswersCorrectly() throws {
         let folder = TemporaryFolder()

@@ -49,10 +49,10 @@ public struct RecordWriter {
     }
 
     /// Goes one container deeper, refusing what readers would refuse as nested too deeply.
-    private mutating func enter(_ value: Any) throws {
+    private mutating func enter(_ value: @autoclosure () -> Any) throws {
         guard depth + 1 < RecordFormat.maximumDepth - 1 else {
             throw EncodingError.invalidValue(
-                value,
+                value(),
                 .init(
                     codingPath: [],
                     debugDescription: "the value is nested more than \(RecordFormat.maximumDepth - 2) levels "
