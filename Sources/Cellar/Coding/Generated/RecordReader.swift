@@ -156,6 +156,7 @@ public struct RecordReader {
     }
 
     // MARK: Values
+    // Each read accepts what `RecordDecoder` accepts for the same type, and moves past the value.
 
     /// Reads a value of a type with generated or built-in record code.
     @inlinable
@@ -182,6 +183,7 @@ public struct RecordReader {
         return true
     }
 
+    /// Reads a `Bool`.
     public mutating func readBool() throws -> Bool {
         switch try valueType() {
         case .true:
@@ -219,6 +221,7 @@ public struct RecordReader {
         return value
     }
 
+    /// Reads a `Double`; a stored `Float` widens.
     public mutating func readDouble() throws -> Double {
         switch try valueType() {
         case .double:
@@ -231,6 +234,7 @@ public struct RecordReader {
         }
     }
 
+    /// Reads a `Float`; a stored `Double` narrows when it is exact (or NaN), and is refused otherwise.
     public mutating func readFloat() throws -> Float {
         switch try valueType() {
         case .float:
@@ -247,14 +251,17 @@ public struct RecordReader {
         }
     }
 
+    /// Reads a `String`, validating UTF-8 unless it is ASCII.
     public mutating func readString() throws -> String {
         try text(.string)
     }
 
+    /// Reads `Data`.
     public mutating func readData() throws -> Data {
         Data(try payload(.bytes))
     }
 
+    /// Reads a `Date`.
     public mutating func readDate() throws -> Date {
         let found = try valueType()
         guard found == .date else { throw mismatch(expected: .date, found: found) }
@@ -262,6 +269,7 @@ public struct RecordReader {
         return Date(timeIntervalSinceReferenceDate: Double(bitPattern: try fixed(UInt64.self, at: offset + 1)))
     }
 
+    /// Reads a `UUID`.
     public mutating func readUUID() throws -> UUID {
         let found = try valueType()
         guard found == .uuid else { throw mismatch(expected: .uuid, found: found) }
@@ -270,12 +278,14 @@ public struct RecordReader {
         return UUID(uuid: bytes.loadUnaligned(fromByteOffset: offset + 1, as: uuid_t.self))
     }
 
+    /// Reads a `URL` from its absolute string.
     public mutating func readURL() throws -> URL {
         let text = try text(.url)
         guard let url = URL(string: text) else { throw corrupted("\(quoted(text)) is not a valid URL") }
         return url
     }
 
+    /// Reads a `Decimal` from its exact decimal text.
     public mutating func readDecimal() throws -> Decimal {
         let text = try text(.decimal)
         if text == "NaN" { return .nan }

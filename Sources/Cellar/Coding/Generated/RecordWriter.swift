@@ -62,7 +62,9 @@ public struct RecordWriter {
     }
 
     // MARK: Values
+    // Each writes one value in the form `RecordEncoder` gives the same type.
 
+    /// Writes `nil`.
     public mutating func writeNil() { encoder.putNil() }
     public mutating func writeBool(_ value: Bool) { encoder.putBool(value) }
     public mutating func writeString(_ value: String) { encoder.putString(value) }
