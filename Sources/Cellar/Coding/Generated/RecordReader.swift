@@ -27,6 +27,12 @@ public struct RecordReader {
 
     /// Enters the keyed container at the reader's position.
     public mutating func beginFields(of keys: RecordKeys) throws -> RecordFieldCursor {
+        try beginFields(with: decoder.fieldTable(for: keys, in: dictionary))
+    }
+
+    /// Enters the keyed container at the reader's position, with the field table of its type already found.
+    @inline(__always)
+    mutating func beginFields(with table: FieldTable) throws -> RecordFieldCursor {
         let type = try valueType()
         let start = offset + 1 + RecordFormat.containerHeaderSize
         let end: Int
@@ -44,7 +50,7 @@ public struct RecordReader {
         }
         depth += 1
         guard depth < RecordFormat.maximumDepth else { throw corrupted("the record is nested too deeply") }
-        return RecordFieldCursor(table: decoder.fieldTable(for: keys, in: dictionary), start: offset, end: end)
+        return RecordFieldCursor(table: table, start: offset, end: end)
     }
 
     /// Leaves the keyed container `beginFields` entered.
@@ -118,12 +124,19 @@ public struct RecordReader {
     /// names the type does not have (written by another version of it) are passed over.
     @usableFromInline
     mutating func seek(_ field: Int, in fields: inout RecordFieldCursor) throws -> Bool {
-        if fields.next < fields.end {
-            offset = fields.next
+        // The expected entry first, then on to the end, then from the start up to it: each entry is looked at once.
+        let expected = fields.next
+        if expected < fields.end {
+            offset = expected
             if try entryField(fields.table) == field { return true }
+            try skipValue()
+            while offset < fields.end {
+                if try entryField(fields.table) == field { return true }
+                try skipValue()
+            }
         }
         offset = fields.start
-        while offset < fields.end {
+        while offset < expected {
             if try entryField(fields.table) == field { return true }
             try skipValue()
         }
@@ -347,9 +360,29 @@ public struct RecordReader {
     }
 
     private mutating func skipValue() throws {
+        // The fixed-size values, by far the most common, without the general reader.
+        if offset < bytes.count, let size = Self.fixedSize(of: bytes[offset]) {
+            guard bytes.count - offset > size else { throw truncated() }
+            offset += 1 + size
+            return
+        }
         var reader = ByteReader(bytes, offset: offset)
         do { try reader.skipValue() } catch { throw truncated() }
         offset = reader.offset
+    }
+
+    /// The payload size of a value type whose size is fixed; `nil` for the others.
+    @inline(__always)
+    private static func fixedSize(of type: UInt8) -> Int? {
+        switch RecordFormat.ValueType(rawValue: type) {
+        case .null, .false, .true: 0
+        case .int8, .uint8: 1
+        case .int16, .uint16: 2
+        case .int32, .uint32, .float: 4
+        case .int64, .uint64, .double, .date: 8
+        case .uuid: 16
+        default: nil
+        }
     }
 
     private mutating func payload(_ expected: RecordFormat.ValueType) throws -> UnsafeRawBufferPointer {

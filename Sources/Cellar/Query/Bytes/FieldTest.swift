@@ -1,3 +1,5 @@
+import Foundation
+
 /// A comparison checked on a record's bytes: the field the compared property is stored in, read on its own and
 /// tested, so that a record that does not match is never decoded.
 ///
@@ -77,8 +79,8 @@ struct CanonicalBytes: Sendable {
         var comparable = false
         for value in values where value[0] == type.rawValue {
             comparable = true
-            if bytes.count - offset >= value.count,
-                UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + value.count]).elementsEqual(value)
+            if bytes.count - offset >= value.count, let start = bytes.baseAddress,
+                value.withUnsafeBytes({ $0.baseAddress.map { memcmp(start + offset, $0, value.count) == 0 } ?? false })
             {
                 return true
             }
@@ -191,14 +193,20 @@ extension Condition.Node {
 /// Whether a record may match a predicate, from its bytes: `false` only when they show it does not.
 struct BytesFilter {
     let check: BytesCheck
-    let keys: RecordKeys
     let decoder: RecordDecoder
     let dictionary: KeyDictionary
+    /// The model's field table, found once for the whole query.
+    let table: FieldTable
+
+    init(check: @escaping BytesCheck, keys: RecordKeys, decoder: RecordDecoder, dictionary: KeyDictionary) {
+        (self.check, self.decoder, self.dictionary) = (check, decoder, dictionary)
+        table = decoder.fieldTable(for: keys, in: dictionary)
+    }
 
     func mayMatch(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard bytes.first == RecordFormat.version else { return true }
         var reader = RecordReader(decoder: decoder, dictionary: dictionary, bytes: bytes, offset: 1)
-        guard var fields = try? reader.beginFields(of: keys) else { return true }
+        guard var fields = try? reader.beginFields(with: table) else { return true }
         return check(&reader, &fields) != false
     }
 }
