@@ -92,3 +92,22 @@ extension Thread {
         return result.withLock { $0 }
     }
 }
+
+/// A damaged copy of a record, by `round`: truncated (every fourth round), a few bytes changed, random bytes, or a
+/// huge length inserted. The fuzz tests of both record readers use the same mutations.
+func mutation(_ round: Int, of bytes: [UInt8], using generator: inout SeededGenerator) -> [UInt8] {
+    var mutated = bytes
+    switch round % 4 {
+    case 0: mutated = Array(mutated.prefix(Int.random(in: 0..<mutated.count, using: &generator)))
+    case 1:
+        for _ in 0..<Int.random(in: 1...4, using: &generator) {
+            mutated[Int.random(in: 0..<mutated.count, using: &generator)] = .random(in: 0...255, using: &generator)
+        }
+    case 2:
+        mutated = (0..<Int.random(in: 0...64, using: &generator)).map { _ in .random(in: 0...255, using: &generator) }
+    default:
+        let at = Int.random(in: 1..<mutated.count, using: &generator)
+        mutated.insert(contentsOf: [0xFF, 0xFF, 0xFF, 0x7F], at: at)
+    }
+    return mutated
+}

@@ -84,14 +84,19 @@ final class RecordDecoder {
     func decodeRecord<M: Model>(
         _ type: M.Type, from bytes: UnsafeRawBufferPointer, dictionary: KeyDictionary
     ) throws -> M {
+        try Self.checkVersion(bytes)
+        var reader = RecordReader(decoder: self, dictionary: dictionary, bytes: bytes, offset: 1)
+        return try M._readRecord(&reader)
+    }
+
+    /// Refuses bytes that do not start with the record format's version.
+    private static func checkVersion(_ bytes: UnsafeRawBufferPointer) throws {
         guard bytes.first == RecordFormat.version else {
             throw DecodingError.dataCorrupted(
                 .init(
                     codingPath: [],
                     debugDescription: "the record does not start with format version \(RecordFormat.version)"))
         }
-        var reader = RecordReader(decoder: self, dictionary: dictionary, bytes: bytes, offset: 1)
-        return try M._readRecord(&reader)
     }
 
     /// Which field of `keys` each tag of `dictionary` names.
@@ -109,12 +114,7 @@ final class RecordDecoder {
     func decode<T: Decodable>(
         _ type: T.Type, from bytes: UnsafeRawBufferPointer, dictionary: KeyDictionary
     ) throws -> T {
-        guard bytes.first == RecordFormat.version else {
-            throw DecodingError.dataCorrupted(
-                .init(
-                    codingPath: [],
-                    debugDescription: "the record does not start with format version \(RecordFormat.version)"))
-        }
+        try Self.checkVersion(bytes)
         return try decode(type, from: bytes, at: 1, dictionary: dictionary)
     }
 

@@ -133,22 +133,7 @@ struct GeneratedRecordTests {
         var truncatedFailures = 0
         var agreements = 0
         for round in 0..<5_000 {
-            var mutated = bytes
-            switch round % 4 {
-            case 0: mutated = Array(mutated.prefix(Int.random(in: 0..<mutated.count, using: &generator)))
-            case 1:
-                for _ in 0..<Int.random(in: 1...4, using: &generator) {
-                    mutated[Int.random(in: 0..<mutated.count, using: &generator)] = .random(
-                        in: 0...255, using: &generator)
-                }
-            case 2:
-                mutated = (0..<Int.random(in: 0...64, using: &generator)).map { _ in
-                    .random(in: 0...255, using: &generator)
-                }
-            default:
-                let at = Int.random(in: 1..<mutated.count, using: &generator)
-                mutated.insert(contentsOf: [0xFF, 0xFF, 0xFF, 0x7F], at: at)
-            }
+            let mutated = mutation(round, of: bytes, using: &generator)
             let generated = Result { try readGenerated(Everything.self, mutated, dictionary: keys) }
             let codable = Result {
                 try mutated.withUnsafeBytes { try RecordDecoder.decode(Everything.self, from: $0, dictionary: keys) }
