@@ -111,6 +111,35 @@ struct RecordCodecTests {
         #expect(try roundTrip(value) == value)
     }
 
+    @Test func eachTypeByteNamesTheTypeItsRawValueDoes() {
+        for byte in UInt8.min...UInt8.max {
+            #expect(RecordFormat.ValueType(byte: byte) == RecordFormat.ValueType(rawValue: byte), "byte \(byte)")
+        }
+    }
+
+    /// The size every reader skips a value by is what its encoding takes; cut anywhere shorter, it is refused.
+    @Test func aValuesSizeIsWhatItsEncodingTakes() throws {
+        let values: [any Encodable] = [
+            Int8(-1), Int16(300), Int32(-70_000), Int64.max, UInt8(7), UInt16(9), UInt32(11), UInt64.max, true, false,
+            Float(1.5), Double.pi, "", "Taro", String(repeating: "long ", count: 100), Data([1, 2, 3]),
+            Date(timeIntervalSinceReferenceDate: 5), UUID(), URL(fileURLWithPath: "/tmp/a"), Decimal(string: "1.25"),
+            [1, 2, 3], ["a": 1], Optional<Int>.none,
+            Scalars(
+                int: 1, int8: 2, int16: 3, int32: 4, int64: 5, uint: 6, uint8: 7, uint16: 8, uint32: 9, uint64: 10,
+                bool: true, float: 1, double: 2, string: "s", empty: "", long: "l", unicode: "é"),
+        ]
+        for value in values {
+            // A value alone is a format byte and the value.
+            let (bytes, _) = try encoded(value)
+            bytes.withUnsafeBytes { bytes in
+                #expect(RecordFormat.valueSize(in: bytes, at: 1, end: bytes.count) == bytes.count - 1, "\(value)")
+                for end in 1..<bytes.count {
+                    #expect(RecordFormat.valueSize(in: bytes, at: 1, end: end) == nil, "\(value) cut at \(end)")
+                }
+            }
+        }
+    }
+
     @Test func foundationTypesRoundTrip() throws {
         let value = Foundations(
             data: Data([0, 1, 2, 255]), emptyData: Data(), date: Date(timeIntervalSinceReferenceDate: 12_345.678),

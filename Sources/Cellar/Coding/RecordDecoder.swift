@@ -199,7 +199,7 @@ final class RecordDecoder {
     private func valueType(at offset: Int) throws(ReadFailure) -> RecordFormat.ValueType {
         if offset == Self.absent { return .null }
         guard offset >= 0, offset < bytes.count else { throw .truncated }
-        guard let type = RecordFormat.ValueType(rawValue: bytes[offset]) else { throw .unknownType }
+        guard let type = RecordFormat.ValueType(byte: bytes[offset]) else { throw .unknownType }
         return type
     }
 

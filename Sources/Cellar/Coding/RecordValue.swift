@@ -37,7 +37,7 @@ enum RecordValue: Equatable, Sendable {
     }
 
     private static func read(_ reader: inout ByteReader, dictionary: KeyDictionary, depth: Int) throws -> RecordValue {
-        guard depth < RecordFormat.maximumDepth, let type = RecordFormat.ValueType(rawValue: try reader.byte()) else {
+        guard depth < RecordFormat.maximumDepth, let type = RecordFormat.ValueType(byte: try reader.byte()) else {
             throw Malformed()
         }
         switch type {

@@ -200,8 +200,8 @@ extension Query {
     /// For a model with generated record code, a check of the predicate on a record's bytes that leaves out the
     /// records it shows cannot match before they are decoded; what it cannot tell, the decoded test still checks.
     private func bytesCheck(_ plan: QueryPlan, context: ReadScope, dictionary: KeyDictionary) -> BytesFilter? {
-        guard !plan.indexDecides, let keys = M._recordKeys, let check = predicate?.node.bytesCheck else { return nil }
-        return BytesFilter(check: check, keys: keys, decoder: context.recordDecoder, dictionary: dictionary)
+        guard !plan.indexDecides, let keys = M._recordKeys, let predicate else { return nil }
+        return BytesFilter(predicate.node, keys: keys, decoder: context.recordDecoder, dictionary: dictionary)
     }
 
     /// Sorts by the order-preserving keys of the sort properties, component by component, then by primary key in

@@ -187,6 +187,78 @@ struct ConditionsOnBytesTests {
         #expect(try store.objects(Pet.self).where(\.owner == nil).results().map(\.id) == [3, 6, 9])
     }
 
+    /// A name another process added after this one loaded its key dictionary: the bytes cannot say which field
+    /// the new tag is, so the record is decoded (which reads the dictionary again) and still found.
+    @Test func aTagTheLoadedDictionaryLacksIsLeftToTheDecoder() throws {
+        let folder = TemporaryFolder()
+        do {
+            let store = try folder.store([OldPet.self])
+            try store.write { tx in
+                for n in 1...5 { try tx.insert(OldPet(id: Int64(n), name: "Old \(n)", age: 1, weight: 1, tally: Tally(n))) }
+            }
+        }
+        let store = try folder.store([Pet.self])
+        #expect(try store.objects(Pet.self).where(\.owner == 5).results().isEmpty)
+        // What another process's writer does, behind this store's back: `owner` joins the dictionary, and pet 5
+        // gets one.
+        let info = try store.info(for: Pet.self)
+        let loaded = try store.read { try $0.dictionary(for: info) }
+        #expect(loaded.tags["owner"] == nil)
+        try store.core.environment.write { txn in
+            let grown = loaded.appending(["owner"])
+            try txn.put(store.core.meta, key: info.dictionaryKey, value: grown.serialized)
+            let record = try #require(try txn.get(info.records, key: KeyEncoding.key(Int64(5))).map { Array($0) })
+            try txn.put(
+                info.records, key: KeyEncoding.key(Int64(5)),
+                value: Self.adding(Self.ownerEntry(tag: grown.names.count - 1, owner: 5), to: record, first: false))
+        }
+        #expect(try store.objects(Pet.self).where(\.owner == 5).results().map(\.id) == [5])
+        #expect(try store.objects(Pet.self).where(\.owner == nil).results().map(\.id) == [1, 2, 3, 4])
+    }
+
+    /// A damaged record that holds a field twice: the bytes do not say which entry the decoder reads, so the
+    /// decoder decides, and the query answers as the decoded values do.
+    @Test func aFieldStoredTwiceIsLeftToTheDecoder() throws {
+        let folder = TemporaryFolder()
+        let store = try folder.store([Pet.self])
+        try store.write { tx in
+            try tx.insert(Pet(id: 1, name: "Twice", age: 1, owner: 3, weight: 1, tally: Tally(1)))
+            try tx.insert(Pet(id: 2, name: "Once", age: 1, owner: 5, weight: 1, tally: Tally(2)))
+        }
+        let info = try store.info(for: Pet.self)
+        let ownerTag = try #require(try store.read { try $0.dictionary(for: info).tags["owner"] })
+        try store.core.environment.write { txn in
+            let record = try #require(try txn.get(info.records, key: KeyEncoding.key(Int64(1))).map { Array($0) })
+            // owner = 5 before the others, where the generated decoder, which reads the entry after `age`, passes
+            // over it.
+            try txn.put(
+                info.records, key: KeyEncoding.key(Int64(1)),
+                value: Self.adding(Self.ownerEntry(tag: Int(ownerTag), owner: 5), to: record, first: true))
+        }
+        let all = try store.objects(Pet.self).results()
+        for owner: Int64 in [3, 5] {
+            let found = try store.objects(Pet.self).where(\.owner == owner).results().map(\.id)
+            #expect(found == all.filter { $0.owner == owner }.map(\.id), "owner == \(owner)")
+        }
+    }
+
+    /// An entry `owner = owner`, with the key of `tag`.
+    static func ownerEntry(tag: Int, owner: Int64) -> [UInt8] {
+        [UInt8(tag << 1), RecordFormat.ValueType.int64.rawValue] + withUnsafeBytes(of: owner.littleEndian, Array.init)
+    }
+
+    /// `record` with `entry` added to its container, first or last; the container's length and count grow to match.
+    static func adding(_ entry: [UInt8], to record: [UInt8], first: Bool) -> [UInt8] {
+        var record = record
+        let header = 2 + RecordFormat.containerHeaderSize
+        record.insert(contentsOf: entry, at: first ? header : record.count)
+        let length = UInt32(record.count - header)
+        let count = record.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 6, as: UInt32.self) } + 1
+        withUnsafeBytes(of: length.littleEndian) { record.replaceSubrange(2..<6, with: $0) }
+        withUnsafeBytes(of: count.littleEndian) { record.replaceSubrange(6..<10, with: $0) }
+        return record
+    }
+
     /// A plain `Codable` model with renamed keys and a transforming `init(from:)`: conditions see decoded values.
     @Test func aCustomCodableModelAnswersCorrectly() throws {
         let folder = TemporaryFolder()

@@ -330,7 +330,7 @@ public struct RecordReader {
     @inline(__always)
     private func valueType() throws -> RecordFormat.ValueType {
         guard offset < bytes.count else { throw truncated() }
-        guard let type = RecordFormat.ValueType(rawValue: bytes[offset]) else {
+        guard let type = RecordFormat.ValueType(byte: bytes[offset]) else {
             throw corrupted("the record has an unknown value type")
         }
         return type
@@ -360,29 +360,8 @@ public struct RecordReader {
     }
 
     private mutating func skipValue() throws {
-        // The fixed-size values, by far the most common, without the general reader.
-        if offset < bytes.count, let size = Self.fixedSize(of: bytes[offset]) {
-            guard bytes.count - offset > size else { throw truncated() }
-            offset += 1 + size
-            return
-        }
-        var reader = ByteReader(bytes, offset: offset)
-        do { try reader.skipValue() } catch { throw truncated() }
-        offset = reader.offset
-    }
-
-    /// The payload size of a value type whose size is fixed; `nil` for the others.
-    @inline(__always)
-    private static func fixedSize(of type: UInt8) -> Int? {
-        switch RecordFormat.ValueType(rawValue: type) {
-        case .null, .false, .true: 0
-        case .int8, .uint8: 1
-        case .int16, .uint16: 2
-        case .int32, .uint32, .float: 4
-        case .int64, .uint64, .double, .date: 8
-        case .uuid: 16
-        default: nil
-        }
+        guard let size = RecordFormat.valueSize(in: bytes, at: offset, end: bytes.count) else { throw truncated() }
+        offset += size
     }
 
     private mutating func payload(_ expected: RecordFormat.ValueType) throws -> UnsafeRawBufferPointer {

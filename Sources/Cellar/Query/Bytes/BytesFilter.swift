@@ -1,0 +1,81 @@
+/// A predicate made ready to check record bytes: built once per query, then run on every record. `true` or
+/// `false` when the comparisons it needs can be read from the bytes (or the ones that can already decide), `nil`
+/// when the record must be decoded to tell.
+typealias BytesCheck = (borrowing RecordEntries) -> Bool?
+
+extension Condition.Node {
+    /// The predicate as a check of record bytes, with each field's key from `code(field)`; `nil` when no
+    /// comparison can be read from bytes.
+    func bytesCheck(code: (Int) -> UInt64) -> BytesCheck? {
+        switch self {
+        case .condition(let comparison):
+            guard let test = comparison.fieldTest else { return nil }
+            let code = code(test.field)
+            return { record in test.check(record, code: code) }
+        case .and(let lhs, let rhs):
+            switch (lhs.bytesCheck(code: code), rhs.bytesCheck(code: code)) {
+            case (nil, nil): return nil
+            case (let left?, nil), (nil, let left?): return { record in left(record) == false ? false : nil }
+            case (let left?, let right?):
+                return { record in
+                    let first = left(record)
+                    if first == false { return false }
+                    let second = right(record)
+                    if second == false { return false }
+                    return first == true && second == true ? true : nil
+                }
+            }
+        case .or(let lhs, let rhs):
+            switch (lhs.bytesCheck(code: code), rhs.bytesCheck(code: code)) {
+            case (nil, nil): return nil
+            case (let left?, nil), (nil, let left?): return { record in left(record) == true ? true : nil }
+            case (let left?, let right?):
+                return { record in
+                    let first = left(record)
+                    if first == true { return true }
+                    let second = right(record)
+                    if second == true { return true }
+                    return first == false && second == false ? false : nil
+                }
+            }
+        case .not(let operand):
+            guard let inner = operand.bytesCheck(code: code) else { return nil }
+            return { record in inner(record).map { !$0 } }
+        }
+    }
+
+    /// Whether any comparison of the predicate can be read from bytes.
+    var checksBytes: Bool {
+        switch self {
+        case .condition(let comparison): comparison.fieldTest != nil
+        case .and(let lhs, let rhs), .or(let lhs, let rhs): lhs.checksBytes || rhs.checksBytes
+        case .not(let operand): operand.checksBytes
+        }
+    }
+}
+
+/// Whether a record may match a predicate, from its bytes: `false` only when they show it does not.
+///
+/// A class, so that the query's loop holds one reference and copies nothing per record.
+final class BytesFilter {
+    private let check: BytesCheck
+    private let decoder: RecordDecoder
+    private let dictionary: KeyDictionary
+
+    /// The filter of `node` for a model whose record keys are `keys`, with the tags of `dictionary`; `nil` when no
+    /// comparison of it can be read from bytes.
+    init?<M>(_ node: Condition<M>.Node, keys: RecordKeys, decoder: RecordDecoder, dictionary: KeyDictionary) {
+        let check = node.bytesCheck { field in
+            // An entry's key is its tag shifted left. A name the dictionary lacks has no tag: no entry has that
+            // key (an odd one never matches), and a record with a newer tag is left to the decoder.
+            dictionary.tags[keys.names[field]].map { UInt64($0) << 1 } ?? .max
+        }
+        guard let check else { return nil }
+        (self.check, self.decoder, self.dictionary) = (check, decoder, dictionary)
+    }
+
+    func mayMatch(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let record = RecordEntries(bytes, decoder: decoder, dictionary: dictionary) else { return true }
+        return check(record) != false
+    }
+}
