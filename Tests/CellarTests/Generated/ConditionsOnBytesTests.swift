@@ -194,7 +194,9 @@ struct ConditionsOnBytesTests {
         do {
             let store = try folder.store([OldPet.self])
             try store.write { tx in
-                for n in 1...5 { try tx.insert(OldPet(id: Int64(n), name: "Old \(n)", age: 1, weight: 1, tally: Tally(n))) }
+                for n in 1...5 {
+                    try tx.insert(OldPet(id: Int64(n), name: "Old \(n)", age: 1, weight: 1, tally: Tally(n)))
+                }
             }
         }
         let store = try folder.store([Pet.self])
