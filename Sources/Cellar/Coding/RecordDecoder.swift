@@ -24,6 +24,8 @@ final class RecordDecoder {
         var generation = 0
         /// The field tables generated code used last, so a scan asks its dictionary (behind a lock) once.
         var fieldTables: [(dictionary: KeyDictionary, table: FieldTable)] = []
+        /// The one used last, found without reference counting; always one `fieldTables` holds.
+        var lastTable: (keys: ObjectIdentifier, dictionary: UnsafeMutableRawPointer, table: Unmanaged<FieldTable>)?
     }
 
     private let state: UnsafeMutablePointer<State>
@@ -99,15 +101,34 @@ final class RecordDecoder {
         }
     }
 
-    /// Which field of `keys` each tag of `dictionary` names.
-    func fieldTable(for keys: RecordKeys, in dictionary: KeyDictionary) -> FieldTable {
-        for cached in state.pointee.fieldTables where cached.table.keys === keys && cached.dictionary === dictionary {
-            return cached.table
+    /// Which field of `keys` each tag of `dictionary` names. The table lives as long as the dictionary.
+    @inline(__always)
+    func fieldTable(for keys: RecordKeys, in dictionary: Unmanaged<KeyDictionary>) -> Unmanaged<FieldTable> {
+        // The table used last, as a scan of one model asks for it record after record. (The identifiers are of
+        // objects `fieldTables` keeps alive, so no other object can have them.)
+        if let last = state.pointee.lastTable, last.keys == ObjectIdentifier(keys),
+            last.dictionary == dictionary.toOpaque()
+        {
+            return last.table
         }
-        let table = dictionary.fieldTable(for: keys)
-        if state.pointee.fieldTables.count >= 8 { state.pointee.fieldTables.removeFirst() }
-        state.pointee.fieldTables.append((dictionary, table))
-        return table
+        return findFieldTable(for: keys, in: dictionary.takeUnretainedValue())
+    }
+
+    private func findFieldTable(for keys: RecordKeys, in dictionary: KeyDictionary) -> Unmanaged<FieldTable> {
+        let table: FieldTable
+        if let cached = state.pointee.fieldTables.first(where: {
+            $0.table.keys === keys && $0.dictionary === dictionary
+        }) {
+            table = cached.table
+        } else {
+            table = dictionary.fieldTable(for: keys)
+            if state.pointee.fieldTables.count >= 8 { state.pointee.fieldTables.removeFirst() }
+            state.pointee.fieldTables.append((dictionary, table))
+        }
+        state.pointee.lastTable = (
+            ObjectIdentifier(keys), Unmanaged.passUnretained(dictionary).toOpaque(), .passUnretained(table)
+        )
+        return .passUnretained(table)
     }
 
     /// Decodes a whole record, reusing this decoder's buffers.

@@ -47,8 +47,9 @@ public class ReadScope {
     func reloadDictionary(for info: ModelInfo) throws(StoreError) -> KeyDictionary { try storedDictionary(for: info) }
 
     private(set) lazy var scope = ScopeToken(self)
-    /// One decoder for every record this scope reads, so its buffers are allocated once.
-    private(set) lazy var recordDecoder = RecordDecoder()
+    /// One decoder for every record this scope reads, so its buffers are allocated once. (A constant, not a lazy
+    /// property: reading a lazy one retains it, once per record.)
+    let recordDecoder = RecordDecoder()
     /// Room for the key of a lookup, reused for the same reason.
     var keyScratch: [UInt8] = []
     /// The model read last, and the store's record of it.

@@ -6,19 +6,21 @@ import Foundation
 /// `Float` where a `Double` is asked for), so the two answer alike on any record, damaged ones included. Values
 /// of types without generated code go through `RecordDecoder` at the reader's position.
 public struct RecordReader {
-    // A reader lives only inside the decoding call that made it, whose caller holds both: unowned, they cost no
-    // reference counting per record.
-    unowned(unsafe) let decoder: RecordDecoder
-    unowned(unsafe) let dictionary: KeyDictionary
-    let bytes: UnsafeRawBufferPointer
+    // A reader lives only inside the decoding call that made it, whose caller holds both: unmanaged, they cost no
+    // reference counting per record (an `unowned(unsafe)` reference is still retained to call a method on it).
+    private let decoderReference: Unmanaged<RecordDecoder>
+    private let dictionaryReference: Unmanaged<KeyDictionary>
+    var decoder: RecordDecoder { decoderReference.takeUnretainedValue() }
+    var dictionary: KeyDictionary { dictionaryReference.takeUnretainedValue() }
+    @usableFromInline let bytes: UnsafeRawBufferPointer
     @usableFromInline var offset: Int
     /// Containers entered, to refuse a damaged record nested deeper than readers go instead of overflowing.
     var depth = 0
 
     /// A reader of `bytes` from `offset`. The caller keeps `decoder` and `dictionary` alive while it reads.
     init(decoder: RecordDecoder, dictionary: KeyDictionary, bytes: UnsafeRawBufferPointer, offset: Int) {
-        self.decoder = decoder
-        self.dictionary = dictionary
+        decoderReference = .passUnretained(decoder)
+        dictionaryReference = .passUnretained(dictionary)
         self.bytes = bytes
         self.offset = offset
     }
@@ -27,12 +29,7 @@ public struct RecordReader {
 
     /// Enters the keyed container at the reader's position.
     public mutating func beginFields(of keys: RecordKeys) throws -> RecordFieldCursor {
-        try beginFields(with: decoder.fieldTable(for: keys, in: dictionary))
-    }
-
-    /// Enters the keyed container at the reader's position, with the field table of its type already found.
-    @inline(__always)
-    mutating func beginFields(with table: FieldTable) throws -> RecordFieldCursor {
+        let table = decoderReference._withUnsafeGuaranteedRef { $0.fieldTable(for: keys, in: dictionaryReference) }
         let type = try valueType()
         let start = offset + 1 + RecordFormat.containerHeaderSize
         let end: Int
@@ -122,8 +119,23 @@ public struct RecordReader {
     /// Moves the reader to `field`'s value and says whether the record has one. The entry after the last one
     /// read is tried first: records are written in field order, so that is almost always the one. Entries of
     /// names the type does not have (written by another version of it) are passed over.
-    @usableFromInline
+    @inlinable
     mutating func seek(_ field: Int, in fields: inout RecordFieldCursor) throws -> Bool {
+        // The expected entry, when its one-byte key names the field: a comparison, where a search would read keys
+        // and look tags up.
+        let expected = fields.next
+        if expected < fields.end,
+            UInt16(bytes[expected]) == fields.tableReference._withUnsafeGuaranteedRef({ $0.keyBytes[field] })
+        {
+            offset = expected + 1
+            return true
+        }
+        return try search(field, in: &fields)
+    }
+
+    /// Moves the reader to `field`'s value wherever it is among the entries.
+    @usableFromInline
+    mutating func search(_ field: Int, in fields: inout RecordFieldCursor) throws -> Bool {
         // The expected entry first, then on to the end, then from the start up to it: each entry is looked at once.
         let expected = fields.next
         if expected < fields.end {
@@ -379,8 +391,14 @@ public struct RecordReader {
 
     private mutating func text(_ expected: RecordFormat.ValueType) throws -> String {
         let raw = try payload(expected)
-        // ASCII needs no validation, and validating costs more than the rest of the read.
-        if raw.allSatisfy({ $0 < 0x80 }) { return String(decoding: raw, as: UTF8.self) }
+        // ASCII needs no validation, and validating costs more than the rest of the read. (`String(validating:)`
+        // is generic over the encoding and, unspecialized, looks up metadata on every call.)
+        if raw.allSatisfy({ $0 < 0x80 }) {
+            return String(unsafeUninitializedCapacity: raw.count) { buffer in
+                UnsafeMutableRawBufferPointer(buffer).copyMemory(from: raw)
+                return raw.count
+            }
+        }
         guard let string = String(validating: raw, as: UTF8.self) else {
             throw corrupted("the stored text is not valid UTF-8")
         }
@@ -404,13 +422,16 @@ public struct RecordReader {
 /// A keyed container generated code is reading: its bounds, how the record's tags map to the type's fields, and
 /// where the entry after the last one read starts.
 public struct RecordFieldCursor {
-    @usableFromInline let table: FieldTable
+    // The key dictionary keeps every table it made for as long as it lives, and the reader's caller keeps the
+    // dictionary: unmanaged, a cursor costs no reference counting per record.
+    @usableFromInline let tableReference: Unmanaged<FieldTable>
+    var table: FieldTable { tableReference.takeUnretainedValue() }
     @usableFromInline let start: Int
     @usableFromInline let end: Int
     @usableFromInline var next: Int
 
-    init(table: FieldTable, start: Int, end: Int) {
-        self.table = table
+    init(table: Unmanaged<FieldTable>, start: Int, end: Int) {
+        self.tableReference = table
         self.start = start
         self.end = end
         self.next = start
@@ -457,9 +478,15 @@ final class FieldTable: Sendable {
     let keys: RecordKeys
     /// For each tag, the number of the field it names, or -1.
     let fields: [Int32]
+    /// For each field, its entries' key when that is one byte (a tag below 64), or a value no byte has.
+    @usableFromInline let keyBytes: [UInt16]
 
     init(keys: RecordKeys, dictionary: KeyDictionary) {
         self.keys = keys
         fields = dictionary.names.map { keys.numbers[$0].map(Int32.init) ?? -1 }
+        keyBytes = keys.names.map { name in
+            guard let tag = dictionary.tags[name], tag < 64 else { return .max }
+            return UInt16(tag << 1)
+        }
     }
 }
