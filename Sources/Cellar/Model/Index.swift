@@ -14,23 +14,33 @@ public struct Index<M: Model>: Sendable {
     /// The indexed key paths, in order.
     nonisolated(unsafe) let keyPaths: [PartialKeyPath<M>]
     // Key paths are immutable values; they are stored unchecked only because `PartialKeyPath` is not `Sendable`.
-    /// A record's key components, one per path.
-    let components: @Sendable (M) throws -> [[UInt8]]
+    /// Appends a record's key, its components one after the other, to a buffer; returns whether a component is
+    /// `nil`. (One buffer the caller may reuse: no array per component or per record.)
+    let appendKey: @Sendable (M, inout [UInt8]) throws -> Bool
 
     private init(
         paths: [PartialKeyPath<M>], unique: Bool, name: String?,
-        components: @escaping @Sendable (M) throws -> [[UInt8]]
+        appendKey: @escaping @Sendable (M, inout [UInt8]) throws -> Bool
     ) {
         self.keyPaths = paths
         self.name = name ?? paths.map(Self.propertyName).joined(separator: "+")
         self.isUnique = unique
-        self.components = components
+        self.appendKey = appendKey
     }
 
     /// The index key of a record, and whether it must be unique: like SQL's `NULL`, a `nil` component never
     /// conflicts, so many records may leave a unique property unset.
     func entry(of value: M) throws -> (key: [UInt8], mustBeUnique: Bool) {
-        IndexEntryMaker.entry(of: try components(value), isUnique: isUnique)
+        var key: [UInt8] = []
+        let hasNil = try appendKey(value, &key)
+        return (key, isUnique && !hasNil)
+    }
+
+    /// Appends the key component of `value`; whether it is `nil`.
+    private static func append<V: Encodable>(_ value: V, to key: inout [UInt8]) throws -> Bool {
+        let start = key.count
+        try KeyEncoding.append(value, to: &key)
+        return key.count == start + 1 && key[start] == KeyEncoding.nilComponent[0]
     }
 
     /// Whether the name comes from a key path to a computed property, which Swift describes by an address that
@@ -47,7 +57,7 @@ public struct Index<M: Model>: Sendable {
     /// An index on one property. `name` names its database; it defaults to the property's name and must be
     /// given for a computed property, whose key path has no stable name.
     public static func index<V: Encodable & Sendable>(_ path: KeyPath<M, V> & Sendable, name: String? = nil) -> Index {
-        Index(paths: [path], unique: false, name: name) { [try KeyEncoding.key($0[keyPath: path])] }
+        Index(paths: [path], unique: false, name: name) { value, key in try append(value[keyPath: path], to: &key) }
     }
 
     /// An index on two properties, ordered by the first, then the second.
@@ -55,14 +65,17 @@ public struct Index<M: Model>: Sendable {
         _ first: KeyPath<M, A> & Sendable, _ second: KeyPath<M, B> & Sendable, name: String? = nil
     ) -> Index {
         Index(paths: [first, second], unique: false, name: name) {
-            [try KeyEncoding.key($0[keyPath: first]), try KeyEncoding.key($0[keyPath: second])]
+            value, key in
+            let firstIsNil = try append(value[keyPath: first], to: &key)
+            let secondIsNil = try append(value[keyPath: second], to: &key)
+            return firstIsNil || secondIsNil
         }
     }
 
     /// A unique index on one property: a second record with the same value is refused with
     /// `StoreError.uniqueConstraintViolated`.
     public static func unique<V: Encodable & Sendable>(_ path: KeyPath<M, V> & Sendable, name: String? = nil) -> Index {
-        Index(paths: [path], unique: true, name: name) { [try KeyEncoding.key($0[keyPath: path])] }
+        Index(paths: [path], unique: true, name: name) { value, key in try append(value[keyPath: path], to: &key) }
     }
 
     /// A unique index on two properties together.
@@ -70,7 +83,10 @@ public struct Index<M: Model>: Sendable {
         _ first: KeyPath<M, A> & Sendable, _ second: KeyPath<M, B> & Sendable, name: String? = nil
     ) -> Index {
         Index(paths: [first, second], unique: true, name: name) {
-            [try KeyEncoding.key($0[keyPath: first]), try KeyEncoding.key($0[keyPath: second])]
+            value, key in
+            let firstIsNil = try append(value[keyPath: first], to: &key)
+            let secondIsNil = try append(value[keyPath: second], to: &key)
+            return firstIsNil || secondIsNil
         }
     }
 

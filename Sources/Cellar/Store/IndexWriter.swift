@@ -4,12 +4,22 @@ import LMDB
 /// to the record, so that planning a write needs no generic code.
 struct IndexEntryMaker {
     let name: String
-    let make: (UnsafeRawPointer) throws -> (key: [UInt8], mustBeUnique: Bool)
+    let isUnique: Bool
+    /// Appends the key of the record at a pointer to a buffer; whether a component is `nil`.
+    let appendKey: (UnsafeRawPointer, inout [UInt8]) throws -> Bool
 
-    /// The index key made of a record's `parts`, and whether it must be unique.
-    static func entry(of parts: [[UInt8]], isUnique: Bool) -> (key: [UInt8], mustBeUnique: Bool) {
-        let key = parts.count == 1 ? parts[0] : parts.flatMap { $0 }
-        return (key, isUnique && !parts.contains(KeyEncoding.nilComponent))
+    /// The entry of the record at `record`, in a new key.
+    func make(_ record: UnsafeRawPointer) throws -> (key: [UInt8], mustBeUnique: Bool) {
+        var key: [UInt8] = []
+        let mustBeUnique = try make(record, into: &key)
+        return (key, mustBeUnique)
+    }
+
+    /// Replaces `key` with the entry of the record at `record`, keeping its storage; whether it must be unique.
+    func make(_ record: UnsafeRawPointer, into key: inout [UInt8]) throws -> Bool {
+        key.removeAll(keepingCapacity: true)
+        let hasNil = try appendKey(record, &key)
+        return isUnique && !hasNil
     }
 }
 
@@ -32,13 +42,35 @@ struct IndexWriter {
         try checked(index.name) { try index.make(value) }
     }
 
+    /// The entry of the record at `value` in `key`, whose storage it reuses; whether it must be unique.
+    func entry(_ index: IndexEntryMaker, of value: UnsafeRawPointer, into key: inout [UInt8]) throws(StoreError)
+        -> Bool
+    {
+        let mustBeUnique = try told(index.name) { try index.make(value, into: &key) }
+        try checkLength(key)
+        return mustBeUnique
+    }
+
     /// An entry `make` builds, its errors told as store errors and its key checked against LMDB's key limit.
     private func checked(
         _ name: String, _ make: () throws -> (key: [UInt8], mustBeUnique: Bool)
     ) throws(StoreError) -> (key: [UInt8], mustBeUnique: Bool) {
-        let entry: (key: [UInt8], mustBeUnique: Bool)
+        let entry = try told(name, make)
+        try checkLength(entry.key)
+        return entry
+    }
+
+    private func checkLength(_ key: [UInt8]) throws(StoreError) {
+        let maxKeySize = core.environment.maxKeySize
+        guard key.count <= maxKeySize else {
+            throw .keyTooLong(model: model, length: key.count, limit: maxKeySize)
+        }
+    }
+
+    /// What `make` returns, its errors told as store errors.
+    private func told<R>(_ name: String, _ make: () throws -> R) throws(StoreError) -> R {
         do {
-            entry = try make()
+            return try make()
         } catch KeyEncoding.Failure.notANumber {
             throw .invalidKey(model: model, reason: "NaN has no place in the order of index \(name)")
         } catch KeyEncoding.Failure.unsupported(let reason) {
@@ -46,11 +78,6 @@ struct IndexWriter {
         } catch {
             throw .invalidKey(model: model, reason: "\(error)")
         }
-        let maxKeySize = core.environment.maxKeySize
-        guard entry.key.count <= maxKeySize else {
-            throw .keyTooLong(model: model, length: entry.key.count, limit: maxKeySize)
-        }
-        return entry
     }
 
     /// Throws `uniqueConstraintViolated` when another record already has `key` in a unique index.

@@ -41,15 +41,17 @@ public final class Transaction: ReadScope {
         let state = try state(for: M.self)
         if state.info.numbersIDs { try assignID(&value, state: state) }
         let key = try primaryKey(value.id, of: M.self)
-        // The indexes are planned without the model's type, and links (which need it) only when there are some.
-        var plan = WritePlan()
+        // The index entries are made without the model's type, in buffers the model's state keeps, and links
+        // (which need the type) are planned only when there are some.
         if !state.indexEntries.isEmpty {
-            plan.indexChanges = try withUnsafePointer(to: &value) { (new) throws(StoreError) in
-                try planIndexes(old: nil, new: new, primaryKey: key, state: state)
+            try withUnsafePointer(to: &value) { (new) throws(StoreError) in
+                try makeIndexEntries(of: new, primaryKey: key, state: state)
             }
         }
+        var plan = WritePlan()
         if !state.info.links.isEmpty { try planLinks(ofInserted: value, primaryKey: key, state: state, into: &plan) }
         try put(value, key: key, state: state, flags: .noOverwrite)
+        try addIndexEntries(primaryKey: key, state: state)
         try apply(plan, primaryKey: key, state: state)
         record(.inserted, key: key, state: state)
     }
@@ -279,6 +281,33 @@ public final class Transaction: ReadScope {
         return changes
     }
 
+    /// Makes the index entries of an inserted record in `state.newIndexKeys`, and checks the unique ones.
+    private func makeIndexEntries(of new: UnsafeRawPointer, primaryKey: [UInt8], state: ModelWriteState)
+        throws(StoreError)
+    {
+        let txn = try lmdb
+        let writer = indexWriter(state)
+        for position in state.indexEntries.indices {
+            let index = state.indexEntries[position]
+            if try writer.entry(index, of: new, into: &state.newIndexKeys[position]) {
+                try writer.checkUnique(
+                    index.name, key: state.newIndexKeys[position], primaryKey: primaryKey,
+                    in: state.info.indexes[position], txn: txn)
+            }
+        }
+    }
+
+    /// Adds the entries `makeIndexEntries` made.
+    private func addIndexEntries(primaryKey: [UInt8], state: ModelWriteState) throws(StoreError) {
+        guard !state.indexEntries.isEmpty else { return }
+        let txn = try writable
+        let writer = indexWriter(state)
+        for position in state.indexEntries.indices {
+            try writer.add(
+                state.newIndexKeys[position], primaryKey: primaryKey, to: state.info.indexes[position], in: txn)
+        }
+    }
+
     /// The backlink entries an insert adds. A function of its own, so that only inserts of models with links make
     /// the optional values `planLinks` takes (generic code makes what a function needs when it starts).
     private func planLinks<M: Model>(
@@ -424,10 +453,9 @@ public final class Transaction: ReadScope {
             type: id, info: info, dictionary: dictionary,
             indexEntries: M.schema.indexes.map { index in
                 // The index's parts, not the index: calling into `Index<M>` would look up its metadata each time.
-                let (components, isUnique) = (index.components, index.isUnique)
-                return IndexEntryMaker(name: index.name) { record in
-                    IndexEntryMaker.entry(
-                        of: try components(record.assumingMemoryBound(to: M.self).pointee), isUnique: isUnique)
+                let appendKey = index.appendKey
+                return IndexEntryMaker(name: index.name, isUnique: index.isUnique) { record, key in
+                    try appendKey(record.assumingMemoryBound(to: M.self).pointee, &key)
                 }
             })
         states[id] = state
@@ -482,6 +510,8 @@ final class ModelWriteState {
     let info: ModelInfo
     /// How to make each index's entry of a record, without the model's type.
     let indexEntries: [IndexEntryMaker]
+    /// The index keys of the record being inserted, one per index: buffers reused from one insert to the next.
+    var newIndexKeys: [[UInt8]]
     let encoder: RecordEncoder
     var dictionaryChanged = false
     /// Whether the change log holds this model as changed wholesale, so further changes need no logging.
@@ -493,6 +523,7 @@ final class ModelWriteState {
         self.type = type
         self.info = info
         self.indexEntries = indexEntries
+        newIndexKeys = Array(repeating: [], count: indexEntries.count)
         self.encoder = RecordEncoder(dictionary: dictionary)
     }
 
