@@ -77,16 +77,19 @@ final class IndexedRawStore {
     func dogs(in index: MDB_dbi, from lower: Int64?, through upper: Int64?, limit: Int = .max) throws -> [Dog] {
         var found: [Dog] = []
         try raw.read { txn in
-            try Raw.withCursor(txn, index) { cursor in
-                var entry =
-                    try lower.map { lower in
-                        try RawLayout.withKey(lower) { try Raw.move(cursor, MDB_SET_RANGE, key: $0) }
-                    } ?? Raw.move(cursor, MDB_FIRST)
-                while let (key, id) = entry, found.count < limit, upper.map({ RawLayout.id(key) <= $0 }) ?? true {
-                    if let bytes = try Raw.get(txn, raw.database, key: id) {
-                        found.append(RawLayout.dog(id: RawLayout.id(id), from: bytes))
+            // Records looked up with a cursor, as the ids come in order: LMDB tries the cursor's page first.
+            try Raw.withCursor(txn, raw.database) { records in
+                try Raw.withCursor(txn, index) { cursor in
+                    var entry =
+                        try lower.map { lower in
+                            try RawLayout.withKey(lower) { try Raw.move(cursor, MDB_SET_RANGE, key: $0) }
+                        } ?? Raw.move(cursor, MDB_FIRST)
+                    while let (key, id) = entry, found.count < limit, upper.map({ RawLayout.id(key) <= $0 }) ?? true {
+                        if let (_, bytes) = try Raw.move(records, MDB_SET_KEY, key: id) {
+                            found.append(RawLayout.dog(id: RawLayout.id(id), from: bytes))
+                        }
+                        entry = try Raw.move(cursor, MDB_NEXT)
                     }
-                    entry = try Raw.move(cursor, MDB_NEXT)
                 }
             }
         }

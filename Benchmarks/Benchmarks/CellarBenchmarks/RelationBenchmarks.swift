@@ -207,10 +207,12 @@ func relationBenchmarks() {
                 }
             }
             var found: [(id: Int64, name: String, dogs: [Int64])] = []
-            for id in owners.sorted() {
-                try RawLayout.withKey(id) { key in
-                    if let bytes = try Raw.get(txn, store.people, key: key) {
-                        found.append(LinkedRawStore.person(id: id, from: bytes))
+            try Raw.withCursor(txn, store.people) { people in
+                for id in owners.sorted() {
+                    try RawLayout.withKey(id) { key in
+                        if let (_, bytes) = try Raw.move(people, MDB_SET_KEY, key: key) {
+                            found.append(LinkedRawStore.person(id: id, from: bytes))
+                        }
                     }
                 }
             }

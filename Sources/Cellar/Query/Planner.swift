@@ -259,37 +259,46 @@ extension Query {
             linking = try linkingKeys(linkFilter, link: info.links[position], in: context)
         }
         try context.store.core.run("read") {
-            switch plan.access {
-            case .records:
+            if case .records = plan.access {
                 try txn.walk(info.records) { entry in try body(entry.key, entry.value) }
-            case .indexRanges(let position, let ranges):
-                for range in plan.isDescending ? ranges.reversed() : ranges {
-                    let goOn = try txn.walk(info.indexes[position], range: range, descending: plan.isDescending) {
-                        entry in
-                        try body(entry.value, try Self.record(entry.value, info: info, in: txn, context: context))
+                return
+            }
+            // Records named by an index or backlinks are looked up with one cursor: ids come in order, and LMDB
+            // looks for the next one on the cursor's page before it descends from the root again.
+            try txn.withCursor(info.records) { records in
+                switch plan.access {
+                case .records:
+                    break
+                case .indexRanges(let position, let ranges):
+                    for range in plan.isDescending ? ranges.reversed() : ranges {
+                        let goOn = try txn.walk(info.indexes[position], range: range, descending: plan.isDescending) {
+                            entry in
+                            try body(
+                                entry.value, try Self.record(entry.value, info: info, in: records, context: context))
+                        }
+                        if !goOn { return }
                     }
-                    if !goOn { return }
-                }
-            case .indexOrder(let position):
-                try txn.walk(info.indexes[position], descending: plan.isDescending) { entry in
-                    try body(entry.value, try Self.record(entry.value, info: info, in: txn, context: context))
-                }
-            case .backlinks:
-                for key in linking {
-                    let goOn = try key.withUnsafeBytes { key in
-                        try body(key, try Self.record(key, info: info, in: txn, context: context))
+                case .indexOrder(let position):
+                    try txn.walk(info.indexes[position], descending: plan.isDescending) { entry in
+                        try body(entry.value, try Self.record(entry.value, info: info, in: records, context: context))
                     }
-                    if !goOn { return }
+                case .backlinks:
+                    for key in linking {
+                        let goOn = try key.withUnsafeBytes { key in
+                            try body(key, try Self.record(key, info: info, in: records, context: context))
+                        }
+                        if !goOn { return }
+                    }
                 }
             }
         }
     }
 
     private static func record(
-        _ primaryKey: UnsafeRawBufferPointer, info: ModelInfo, in txn: ReadTransaction, context: ReadScope
+        _ primaryKey: UnsafeRawBufferPointer, info: ModelInfo, in records: Cursor, context: ReadScope
     ) throws(StoreError) -> UnsafeRawBufferPointer {
         let found: UnsafeRawBufferPointer?
-        do { found = try txn.get(info.records, key: primaryKey) } catch { throw context.lmdbError(error, "read") }
+        do { found = try records.seek(to: primaryKey)?.value } catch { throw context.lmdbError(error, "read") }
         guard let found else {
             throw .corruptedFile(
                 path: context.store.core.path,
