@@ -37,18 +37,35 @@ extension ReadTransaction {
                 } else {
                     entry = try cursor.last()
                 }
-                while let found = entry, range.lower.map({ !found.key.lexicographicallyPrecedes($0) }) ?? true {
+                while let found = entry, range.lower.map({ !Self.precedes(found.key, $0) }) ?? true {
                     guard try body(found) else { return false }
                     entry = try cursor.previous()
                 }
             } else {
                 var entry = try cursor.seek(atLeast: range.lower)
-                while let found = entry, range.upper.map({ found.key.lexicographicallyPrecedes($0) }) ?? true {
+                while let found = entry, range.upper.map({ Self.precedes(found.key, $0) }) ?? true {
                     guard try body(found) else { return false }
                     entry = try cursor.next()
                 }
             }
             return true
+        }
+    }
+
+    /// Whether `key` sorts before `bound` as LMDB's default order has it: bytes compared as unsigned numbers, a
+    /// prefix first. (Byte by byte over raw memory: the generic `lexicographicallyPrecedes` costs several times more
+    /// on every entry of a walk.)
+    @inline(__always)
+    static func precedes(_ key: UnsafeRawBufferPointer, _ bound: [UInt8]) -> Bool {
+        bound.withUnsafeBytes { bound in
+            let common = min(key.count, bound.count)
+            var position = 0
+            while position < common {
+                let (a, b) = (key[position], bound[position])
+                if a != b { return a < b }
+                position += 1
+            }
+            return key.count < bound.count
         }
     }
 
