@@ -77,6 +77,8 @@ enum KeyEncoding {
     /// The key of a signed integer, on the stack: the bytes `appendSigned` writes.
     struct SignedKey {
         private var storage: (UInt64, UInt64) = (0, 0)
+        /// The key's length.
+        static let count = 9
 
         init(_ value: Int64) {
             withUnsafeMutableBytes(of: &storage) { raw in
@@ -85,15 +87,18 @@ enum KeyEncoding {
             }
         }
 
-        /// The key as an array.
-        var bytes: [UInt8] {
-            withUnsafeBytes(of: storage) { [UInt8]($0[0..<9]) }
+        /// The room `write(to:)` needs, aligned for `UInt64`: the key is a tag byte and eight bytes of number.
+        static let room = MemoryLayout<(UInt64, UInt64)>.size
+
+        /// Writes the key at `pointer` (with `room` bytes, aligned for `UInt64`), and returns it there.
+        func write(to pointer: UnsafeMutableRawPointer) -> UnsafeRawBufferPointer {
+            pointer.storeBytes(of: storage, as: (UInt64, UInt64).self)
+            return UnsafeRawBufferPointer(start: pointer, count: Self.count)
         }
 
-        mutating func withBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
-            try withUnsafeBytes(of: &storage) { (raw) throws(E) -> R in
-                try body(UnsafeRawBufferPointer(rebasing: raw[0..<9]))
-            }
+        /// The key as an array.
+        var bytes: [UInt8] {
+            withUnsafeBytes(of: storage) { [UInt8]($0[0..<Self.count]) }
         }
     }
 

@@ -12,6 +12,8 @@ public class ReadScope {
 
     init(store: Store) { self.store = store }
 
+    deinit { integerKey.deallocate() }
+
     /// The version this scope reads; for a write transaction, the version it creates when it commits.
     public var version: StoreVersion {
         get throws(StoreError) { StoreVersion(rawValue: try lmdb.id) }
@@ -52,6 +54,9 @@ public class ReadScope {
     let recordDecoder = RecordDecoder()
     /// Room for the key of a lookup, reused for the same reason.
     var keyScratch: [UInt8] = []
+    /// Room for an integer key, the most common: written and read in place, with no closure around its use.
+    private let integerKey = UnsafeMutableRawPointer.allocate(
+        byteCount: KeyEncoding.SignedKey.room, alignment: MemoryLayout<UInt64>.alignment)
     /// The model read last, and the store's record of it.
     private var lastModel: (type: ObjectIdentifier, info: ModelInfo)?
 }
@@ -133,13 +138,11 @@ extension ReadScope {
         let txn = try lmdb
         // Integer ids, the most common, are encoded on the stack: no buffer to manage per read.
         if let integer = KeyEncoding.signedInteger(id) {
-            var key = KeyEncoding.SignedKey(integer)
+            let key = KeyEncoding.SignedKey(integer).write(to: integerKey)
             let found: UnsafeRawBufferPointer?
-            do { found = try key.withBytes { (raw) throws(LMDBError) in try txn.get(info.records, key: raw) } } catch {
-                throw lmdbError(error, "read")
-            }
+            do { found = try txn.get(info.records, key: key) } catch { throw lmdbError(error, "read") }
             guard let found else { return nil }
-            return try key.withBytes { (raw) throws(StoreError) in try decode(M.self, found, key: raw, info: info) }
+            return try decode(M.self, found, key: key, info: info)
         }
         var key = keyScratch
         keyScratch = []  // hand the buffer over while it is in use, so it is not copied
