@@ -59,6 +59,13 @@ enum RecordFormat {
     @inline(__always)
     static func valueSize(in bytes: UnsafeRawBufferPointer, at offset: Int, end: Int) -> Int? {
         guard offset >= 0, offset < end, end <= bytes.count else { return nil }
+        return valueSize(checkedIn: bytes, at: offset, end: end)
+    }
+
+    /// `valueSize(in:at:end:)` for a caller that has made sure that `0 <= offset < end <= bytes.count`, as a loop
+    /// over a container's entries does once for all of them.
+    @inline(__always)
+    static func valueSize(checkedIn bytes: UnsafeRawBufferPointer, at offset: Int, end: Int) -> Int? {
         let size: Int
         switch bytes[offset] {
         case 0x00, 0x01, 0x02: size = 1  // null, false, true

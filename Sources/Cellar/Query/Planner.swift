@@ -156,7 +156,7 @@ extension Query {
             var seen = Set<[UInt8]>()
             guard limitCount > 0 else { return [] }
             try forEachCandidate(plan, in: context, info: info) { (key, bytes) throws(StoreError) -> Bool in
-                if let mayMatch, !mayMatch.mayMatch(bytes) { return true }
+                if mayMatch?.mayMatch(bytes) == false { return true }
                 let value = try context.decode(M.self, bytes, key: key, info: info, dictionary: &dictionary)
                 guard plan.indexDecides || predicate?.evaluate(value) ?? true else { return true }
                 if let distinctKey, !seen.insert(try distinctKey.key(value)).inserted { return true }
@@ -171,7 +171,8 @@ extension Query {
         }
         var entries: [Entry] = []
         try forEachCandidate(plan, in: context, info: info) { (key, bytes) throws(StoreError) -> Bool in
-            if let mayMatch, !mayMatch.mayMatch(bytes) { return true }
+            // (Optional chaining: binding the filter would retain it once per record.)
+            if mayMatch?.mayMatch(bytes) == false { return true }
             entries.append((key, bytes))
             return true
         }

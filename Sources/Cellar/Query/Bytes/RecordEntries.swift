@@ -8,8 +8,9 @@ struct RecordEntries {
     /// Where the entries start and end.
     let start: Int
     let end: Int
-    /// The number of tags the key dictionary has: a record with a higher one was written with a newer dictionary.
-    let tagCount: UInt64
+    /// The first key past the key dictionary's tags: a record with a key at or past it (an even one) was written
+    /// with a newer dictionary.
+    let keyLimit: UInt64
     // A record is checked inside the query that holds both: unowned, they cost no reference counting per record.
     unowned(unsafe) let decoder: RecordDecoder
     unowned(unsafe) let dictionary: KeyDictionary
@@ -26,7 +27,7 @@ struct RecordEntries {
         bytes = record
         start = header
         end = header + Int(length)
-        tagCount = UInt64(dictionary.names.count)
+        keyLimit = UInt64(dictionary.names.count) << 1
         self.decoder = decoder
         self.dictionary = dictionary
     }
@@ -57,14 +58,17 @@ struct RecordEntries {
                 if key == code {
                     guard found < 0 else { return .undecided }
                     found = offset
-                } else if key >> 1 >= tagCount {
+                } else if key >= keyLimit {
                     // A name added by a newer writer: it may be this field's; decoding reloads the dictionary.
                     return .undecided
                 }
             } else if !skipInlineKey(key, at: &offset) {
                 return .undecided
             }
-            guard let size = RecordFormat.valueSize(in: bytes, at: offset, end: end) else { return .undecided }
+            // (`init` made sure that `end <= bytes.count`, and the loop that `offset < end`.)
+            guard offset < end, let size = RecordFormat.valueSize(checkedIn: bytes, at: offset, end: end) else {
+                return .undecided
+            }
             offset += size
         }
         return found < 0 ? .absent : .value(at: found)
