@@ -155,8 +155,8 @@ extension Query {
             var skipped = 0
             var seen = Set<[UInt8]>()
             guard limitCount > 0 else { return [] }
-            try forEachCandidate(plan, in: context, info: info) { (key, bytes) throws(StoreError) -> Bool in
-                if mayMatch?.mayMatch(bytes) == false { return true }
+            try forEachCandidate(plan, in: context, info: info, prefilter: mayMatch) {
+                (key, bytes) throws(StoreError) -> Bool in
                 let value = try context.decode(M.self, bytes, key: key, info: info, dictionary: &dictionary)
                 guard plan.indexDecides || predicate?.evaluate(value) ?? true else { return true }
                 if let distinctKey, !seen.insert(try distinctKey.key(value)).inserted { return true }
@@ -170,9 +170,8 @@ extension Query {
             return values
         }
         var entries: [Entry] = []
-        try forEachCandidate(plan, in: context, info: info) { (key, bytes) throws(StoreError) -> Bool in
-            // (Optional chaining: binding the filter would retain it once per record.)
-            if mayMatch?.mayMatch(bytes) == false { return true }
+        try forEachCandidate(plan, in: context, info: info, prefilter: mayMatch) {
+            (key, bytes) throws(StoreError) -> Bool in
             entries.append((key, bytes))
             return true
         }
@@ -234,9 +233,10 @@ extension Query {
         return a.count < b.count
     }
 
-    /// Hands `body` each candidate record (primary key and bytes) in the plan's order until it returns `false`.
+    /// Hands `body` each candidate record (primary key and bytes) in the plan's order until it returns `false`,
+    /// leaving out those `prefilter` shows cannot match.
     private func forEachCandidate(
-        _ plan: QueryPlan, in context: ReadScope, info: ModelInfo,
+        _ plan: QueryPlan, in context: ReadScope, info: ModelInfo, prefilter: BytesFilter?,
         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws(StoreError) -> Bool
     ) throws(StoreError) {
         let txn = try context.lmdb
@@ -261,8 +261,16 @@ extension Query {
         }
         try context.store.core.run("read") {
             if case .records = plan.access {
-                try txn.walk(info.records) { entry in try body(entry.key, entry.value) }
+                // The filter first, in the walk itself: most records of a filtered scan stop there. (Optional
+                // chaining: binding the filter would retain it once per record.)
+                try txn.walk(info.records) { entry in
+                    prefilter?.mayMatch(entry.value) == false ? true : try body(entry.key, entry.value)
+                }
                 return
+            }
+            func candidate(_ key: UnsafeRawBufferPointer, in records: Cursor) throws -> Bool {
+                let bytes = try Self.record(key, info: info, in: records, context: context)
+                return prefilter?.mayMatch(bytes) == false ? true : try body(key, bytes)
             }
             // Records named by an index or backlinks are looked up with one cursor: ids come in order, and LMDB
             // looks for the next one on the cursor's page before it descends from the root again.
@@ -274,19 +282,18 @@ extension Query {
                     for range in plan.isDescending ? ranges.reversed() : ranges {
                         let goOn = try txn.walk(info.indexes[position], range: range, descending: plan.isDescending) {
                             entry in
-                            try body(
-                                entry.value, try Self.record(entry.value, info: info, in: records, context: context))
+                            try candidate(entry.value, in: records)
                         }
                         if !goOn { return }
                     }
                 case .indexOrder(let position):
                     try txn.walk(info.indexes[position], descending: plan.isDescending) { entry in
-                        try body(entry.value, try Self.record(entry.value, info: info, in: records, context: context))
+                        try candidate(entry.value, in: records)
                     }
                 case .backlinks:
                     for key in linking {
                         let goOn = try key.withUnsafeBytes { key in
-                            try body(key, try Self.record(key, info: info, in: records, context: context))
+                            try candidate(key, in: records)
                         }
                         if !goOn { return }
                     }
