@@ -268,10 +268,6 @@ extension Query {
                 }
                 return
             }
-            func candidate(_ key: UnsafeRawBufferPointer, in records: Cursor) throws -> Bool {
-                let bytes = try Self.record(key, info: info, in: records, context: context)
-                return prefilter?.mayMatch(bytes) == false ? true : try body(key, bytes)
-            }
             // Records named by an index or backlinks are looked up with one cursor: ids come in order, and LMDB
             // looks for the next one on the cursor's page before it descends from the root again.
             try txn.withCursor(info.records) { records in
@@ -282,18 +278,21 @@ extension Query {
                     for range in plan.isDescending ? ranges.reversed() : ranges {
                         let goOn = try txn.walk(info.indexes[position], range: range, descending: plan.isDescending) {
                             entry in
-                            try candidate(entry.value, in: records)
+                            let bytes = try Self.record(entry.value, info: info, in: records, context: context)
+                            return prefilter?.mayMatch(bytes) == false ? true : try body(entry.value, bytes)
                         }
                         if !goOn { return }
                     }
                 case .indexOrder(let position):
                     try txn.walk(info.indexes[position], descending: plan.isDescending) { entry in
-                        try candidate(entry.value, in: records)
+                        let bytes = try Self.record(entry.value, info: info, in: records, context: context)
+                        return prefilter?.mayMatch(bytes) == false ? true : try body(entry.value, bytes)
                     }
                 case .backlinks:
                     for key in linking {
                         let goOn = try key.withUnsafeBytes { key in
-                            try candidate(key, in: records)
+                            let bytes = try Self.record(key, info: info, in: records, context: context)
+                            return prefilter?.mayMatch(bytes) == false ? true : try body(key, bytes)
                         }
                         if !goOn { return }
                     }
