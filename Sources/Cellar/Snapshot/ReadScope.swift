@@ -180,12 +180,23 @@ extension ReadScope {
         {
             return try decodeInParallel(M.self, entries, info: info, dictionary: &dictionary, keeping: keep)
         }
-        var values: [M] = []
-        values.reserveCapacity(keep == nil ? entries.count : 0)
-        for (key, value) in entries {
-            let decoded = try decode(M.self, value, key: key, info: info, dictionary: &dictionary)
-            if keep?(decoded) ?? true { values.append(decoded) }
+        // Each value is moved into place in storage made once for all: appending to a generic array copies it
+        // and checks the array's uniqueness, once per record.
+        var failure: StoreError?
+        let values = [M](unsafeUninitializedCapacity: entries.count) { buffer, count in
+            guard let base = buffer.baseAddress else { return }
+            do throws(StoreError) {
+                for (key, value) in entries {
+                    let decoded = try decode(M.self, value, key: key, info: info, dictionary: &dictionary)
+                    guard keep?(decoded) ?? true else { continue }
+                    (base + count).initialize(to: decoded)
+                    count += 1
+                }
+            } catch {
+                failure = error
+            }
         }
+        if let failure { throw failure }
         return values
     }
 
