@@ -11,10 +11,14 @@ let package = Package(
         // `@Record`, generated record code. A separate product, so that only its users build swift-syntax.
         .library(name: "CellarMacros", targets: ["CellarMacros"]),
         .executable(name: "cellar-demo", targets: ["cellar-demo"]),
+        // The `cellar` command-line tool. Its module is not named `cellar`: on a case-insensitive file system that
+        // name would collide with `Cellar`'s.
+        .executable(name: "cellar", targets: ["CellarTool"]),
     ],
     dependencies: [
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/swiftlang/swift-syntax", "600.0.1"..<"604.0.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         .systemLibrary(
@@ -33,6 +37,10 @@ let package = Package(
         ),
         .target(name: "CellarMacros", dependencies: ["Cellar", "CellarMacrosPlugin"]),
         .executableTarget(name: "cellar-demo", dependencies: ["Cellar", "CellarMacros"]),
+        .executableTarget(
+            name: "CellarTool",
+            dependencies: ["Cellar", "LMDB", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         // A second process for the tests that write one store from two processes at once.
         .executableTarget(name: "cellar-test-helper", dependencies: ["Cellar", "LMDB"]),
         .testTarget(
@@ -42,7 +50,7 @@ let package = Package(
         .testTarget(
             name: "CellarTests",
             dependencies: [
-                "Cellar", "CellarMacros", "LMDB", "cellar-test-helper",
+                "Cellar", "CellarMacros", "LMDB", "cellar-test-helper", "CellarTool",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),

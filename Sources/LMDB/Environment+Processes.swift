@@ -1,3 +1,5 @@
+import CLMDB
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -37,4 +39,44 @@ private func closeDescriptor(_ descriptor: Int32) {
     #else
         _ = Darwin.close(descriptor)
     #endif
+}
+
+/// One slot of LMDB's reader table: a read transaction of some process, running or reset for reuse.
+public struct ReaderSlot: Sendable, Hashable {
+    /// The process that holds the slot.
+    public let process: Int32
+    /// The version its transaction reads; `nil` while the transaction is reset, kept for reuse.
+    public let transactionID: UInt64?
+    /// Whether the process still runs. A slot of a process that ended is stale: it holds no pages back once a writer
+    /// clears it, which every writable opening does.
+    public let processIsAlive: Bool
+}
+
+extension Environment {
+    /// The reader table's slots in use (`mdb_reader_list`), this process's own included; empty without a lock file.
+    public var readers: [ReaderSlot] {
+        get throws(LMDBError) {
+            guard usesLockFile else { return [] }
+            final class Lines { var text = "" }
+            let lines = Lines()
+            let code = withExtendedLifetime(lines) {
+                mdb_reader_list(
+                    handle,
+                    { message, context in
+                        guard let message, let context else { return 0 }
+                        Unmanaged<Lines>.fromOpaque(context).takeUnretainedValue().text += String(cString: message)
+                        return 0
+                    }, Unmanaged.passUnretained(lines).toOpaque())
+            }
+            guard code >= 0 else { throw LMDBError(code: code) }
+            // Each line is "pid thread txnid", with "-" for a reset transaction, after a header line.
+            return lines.text.split(separator: "\n").compactMap { line in
+                let fields = line.split(separator: " ")
+                guard fields.count == 3, let process = Int32(fields[0]) else { return nil }
+                return ReaderSlot(
+                    process: process, transactionID: UInt64(fields[2]),
+                    processIsAlive: kill(process, 0) == 0 || errno != ESRCH)
+            }
+        }
+    }
 }

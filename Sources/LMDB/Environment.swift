@@ -35,6 +35,11 @@ public struct EnvironmentOptions: Sendable, Hashable {
     public var readTransactionPoolSize: Int = 16
     /// Permissions of newly created files.
     public var fileMode: UInt32 = 0o644
+    /// `MDB_RDONLY`: the files are opened for reading only and `write` throws `LMDBError.readOnly`. The data file
+    /// must exist. When the lock file cannot be opened for writing or created (a folder or file that belongs to
+    /// another user), the environment is opened without it (`MDB_NOLOCK`): see `Environment.usesLockFile`. Stale
+    /// reader slots are left as they are, for `readers` to report; a writer clears them.
+    public var readOnly = false
 
     public init() {}
 }
@@ -71,6 +76,11 @@ public final class Environment: @unchecked Sendable {
     public let options: EnvironmentOptions
     /// The size of a database page in bytes.
     public let pageSize: Int
+    /// Whether the environment takes part in LMDB's locking through `lock.mdb`. Only a read-only environment whose
+    /// lock file could not be opened for writing goes without: its reads then cannot tell a writer in another
+    /// process which pages they still use, so the file must not be written while it is open (a file in an app
+    /// bundle, on a read-only volume, or that belongs to another user and is left alone meanwhile).
+    public let usesLockFile: Bool
 
     /// Held shared by every transaction and every call that reads the map; exclusively while the map is resized.
     private let mapLock = MapLock()
@@ -106,7 +116,7 @@ public final class Environment: @unchecked Sendable {
         guard Self.openFolders.withLock({ $0.insert(folder).inserted }) else { throw .alreadyOpen }
         self.folder = folder
         do {
-            (handle, pageSize) = try Self.open(path: path, options: options)
+            (handle, pageSize, usesLockFile) = try Self.open(path: path, options: options)
         } catch {
             _ = Self.openFolders.withLock { $0.remove(folder) }
             throw error
@@ -121,16 +131,32 @@ public final class Environment: @unchecked Sendable {
         }
     }
 
-    private static func open(path: String, options: EnvironmentOptions) throws(LMDBError) -> (OpaquePointer, Int) {
-        var env: OpaquePointer?
-        try check(mdb_env_create(&env))
-        guard let env else { throw .system(errno: ENOMEM) }
+    private static func open(
+        path: String, options: EnvironmentOptions
+    ) throws(LMDBError) -> (OpaquePointer, pageSize: Int, usesLockFile: Bool) {
         var flags = UInt32(MDB_NOTLS)
         switch options.sync {
         case .full: break
         case .noMetaSync: flags |= UInt32(MDB_NOMETASYNC)
         case .noSync: flags |= UInt32(MDB_NOSYNC)
         }
+        guard options.readOnly else { return try open(path: path, options: options, flags: flags, locking: true) }
+        flags |= UInt32(MDB_RDONLY)
+        do {
+            return try open(path: path, options: options, flags: flags, locking: true)
+        } catch LMDBError.system(errno: EACCES) {
+            // LMDB opens the lock file for writing even to read (on a read-only filesystem it goes without by
+            // itself); a lock file or folder this user may not write leaves only the lock-free way.
+            return try open(path: path, options: options, flags: flags | UInt32(MDB_NOLOCK), locking: false)
+        }
+    }
+
+    private static func open(
+        path: String, options: EnvironmentOptions, flags: UInt32, locking: Bool
+    ) throws(LMDBError) -> (OpaquePointer, pageSize: Int, usesLockFile: Bool) {
+        var env: OpaquePointer?
+        try check(mdb_env_create(&env))
+        guard let env else { throw .system(errno: ENOMEM) }
         var stat = MDB_stat()
         do {
             try check(mdb_env_set_mapsize(env, options.mapSize))
@@ -138,13 +164,15 @@ public final class Environment: @unchecked Sendable {
             try check(mdb_env_set_maxreaders(env, UInt32(options.maxReaders)))
             try check(mdb_env_open(env, path, flags, mdb_mode_t(options.fileMode)))
             try check(mdb_env_stat(env, &stat))
-            var dead: Int32 = 0
-            try check(mdb_reader_check(env, &dead))
+            if !options.readOnly {
+                var dead: Int32 = 0
+                try check(mdb_reader_check(env, &dead))
+            }
         } catch {
             mdb_env_close(env)
             throw error
         }
-        return (env, Int(stat.ms_psize))
+        return (env, Int(stat.ms_psize), locking)
     }
 
     deinit { close() }
@@ -194,6 +222,35 @@ public final class Environment: @unchecked Sendable {
         }
     }
 
+    /// Runs `body` in a read transaction whose opened databases stay open after it: the way to open databases when
+    /// the environment is read-only. (A database opened in a read transaction that is reset or aborted, as `read`
+    /// does, closes with it; this one is committed, which keeps them.)
+    public func readOpeningDatabases<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
+        try checkOpen()
+        while true {
+            mapLock.lockShared()
+            var raw: OpaquePointer?
+            let begin = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &raw)
+            guard begin == 0, let raw else {
+                mapLock.unlockShared()
+                guard begin == MDB_MAP_RESIZED else { throw LMDBError(code: begin) }
+                try adoptGrownMap()
+                continue
+            }
+            defer { mapLock.unlockShared() }
+            let result: R
+            do {
+                try checkFileLength()
+                result = try body(ReadTransaction(handle: raw, environment: self))
+            } catch {
+                mdb_txn_abort(raw)
+                throw error
+            }
+            try check(mdb_txn_commit(raw))
+            return result
+        }
+    }
+
     /// Runs `body` in the write transaction and commits it; a throw from `body` aborts and writes nothing.
     ///
     /// When the map is full, the transaction is aborted, the map grown and `body` run again, so `body` must not
@@ -203,6 +260,7 @@ public final class Environment: @unchecked Sendable {
     /// waiting for itself forever.
     public func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
         try checkOpen()
+        guard !options.readOnly else { throw LMDBError.readOnly }
         guard writeHolds.value == 0 else { throw LMDBError.system(errno: EDEADLK) }
         writeHolds.value = 1
         defer { writeHolds.value = 0 }

@@ -58,6 +58,8 @@ public enum LMDBError: Error, Equatable, Sendable, CustomStringConvertible {
     /// This process has an environment open in the folder already; a second one would break LMDB's locks.
     /// Reported with `EBUSY`.
     case alreadyOpen
+    /// A write was asked of an environment opened with `EnvironmentOptions.readOnly`. Reported with `EACCES`.
+    case readOnly
 
     /// The error for a nonzero return code of an `mdb_*` call.
     public init(code: Int32) {
@@ -112,6 +114,7 @@ public enum LMDBError: Error, Equatable, Sendable, CustomStringConvertible {
         case .system(let errno): errno
         case .truncated: MDB_CORRUPTED
         case .alreadyOpen: EBUSY
+        case .readOnly: EACCES
         }
     }
 
@@ -121,6 +124,7 @@ public enum LMDBError: Error, Equatable, Sendable, CustomStringConvertible {
             return "the data file is \(actual) bytes long, but its pages in use need \(expected) bytes"
         }
         if case .alreadyOpen = self { return "this process has the environment open already" }
+        if case .readOnly = self { return "the environment is open read-only" }
         return String(cString: mdb_strerror(code))
     }
 }

@@ -42,7 +42,7 @@ extension Environment {
     /// LMDB relies on: page numbers within the file, page headers and node bounds, the tree depth each page sits at,
     /// key order, overflow runs, duplicate sub-pages and sub-trees, entry and page counts, and that every page is in
     /// use or free exactly once. It holds the writer lock (no commit can change the pages meanwhile; readers go on),
-    /// and reads the whole file once.
+    /// or in a read-only environment a read transaction, and reads the whole file once.
     ///
     /// - Parameters:
     ///   - databases: walk only the main database (which names the others), the free list's tree and these named
@@ -50,15 +50,18 @@ extension Environment {
     ///     that every page is in use or free exactly once.
     ///   - problemLimit: stop after this many problems.
     public func checkPages(databases: Set<String>? = nil, problemLimit: Int = 20) throws(LMDBError) -> PageCheckReport {
+        func walk() throws -> PageCheckReport {
+            var fd: mdb_filehandle_t = 0
+            try check(mdb_env_get_fd(handle, &fd))
+            var walker = PageWalker(
+                fd: fd, pageSize: pageSize, fileLength: try dataFileLength, problemLimit: problemLimit,
+                onlyDatabases: databases)
+            return walker.run()
+        }
         do {
-            return try write { _ in
-                var fd: mdb_filehandle_t = 0
-                try check(mdb_env_get_fd(handle, &fd))
-                var walker = PageWalker(
-                    fd: fd, pageSize: pageSize, fileLength: try dataFileLength, problemLimit: problemLimit,
-                    onlyDatabases: databases)
-                return walker.run()
-            }
+            // A read-only environment cannot take the writer lock. A read transaction that began first keeps every
+            // page of the newest version from reuse as well: pages a later commit frees wait for the oldest reader.
+            return options.readOnly ? try read { _ in try walk() } : try write { _ in try walk() }
         } catch let error as LMDBError {
             throw error
         } catch {

@@ -12,7 +12,11 @@
 //                                                 breeder 1's list, while the test deletes puppies from its process
 //   cellar-test-helper pets-v1 <folder> <count>   insert <count> pets of schema version 1 (`MigrationModels.swift`)
 //   cellar-test-helper migrate-v2 <folder>        open the pets with version 2, migrating them; print the count
-//   cellar-test-helper hold <folder>              open the store, print "open", and keep it open until stdin closes
+//   cellar-test-helper read-only-pets <folder>    as a user who may not write the folder (root drops to nobody),
+//                                                 open it writable, then read-only, then try a write; print each
+//                                                 outcome on a line
+//   cellar-test-helper hold <folder>              open the store and read it, print "open", and keep it open until
+//                                                 stdin closes
 //   cellar-test-helper slow-observers <folder>    commit 10,000 one-ticket updates while one observer pulls every
 //                                                 50 ms and a callback's handler blocks; print "heap <bytes in use
 //                                                 after 1,000 commits> <after 10,000> <deliveries>"
@@ -109,6 +113,34 @@ case (3, "read-pets"):
     } catch {
         print("error \(error)")
     }
+case (3, "read-only-pets"):
+    if getuid() == 0 {
+        // root may write anything: become a user who may not, as an app reading a store it does not own.
+        guard setgroups(0, nil) == 0, setgid(65_534) == 0, setuid(65_534) == 0 else { fail("cannot become nobody") }
+    }
+    let folder = URL(fileURLWithPath: arguments[2])
+    do {
+        _ = try Store(at: folder, configuration: .init(models: [Pet.self]))
+        print("writable: opened")
+    } catch {
+        print("writable: \(error)")
+    }
+    do {
+        var configuration = Configuration(models: [Pet.self])
+        configuration.readOnly = true
+        let store = try Store(at: folder, configuration: configuration)
+        print(
+            "read-only: \(try store.count(Pet.self)) pets, \(try store.objects(Pet.self).where(\.age == 1).count()) aged 1"
+        )
+        do {
+            try store.write { tx in _ = try tx.insert(Pet(name: "new", age: 1)) }
+            print("write: written")
+        } catch {
+            print("write: \(error)")
+        }
+    } catch {
+        print("read-only: \(error)")
+    }
 case (3, "read-raw"):
     do {
         let environment = try Environment(path: arguments[2])
@@ -180,6 +212,8 @@ case (3, "migrate-v2"):
 case (3, "hold"):
     do {
         let store = try Store(at: URL(fileURLWithPath: arguments[2]), configuration: .init(models: []))
+        // A read leaves this process a slot in the reader table, kept for the next read.
+        try store.read { _ in }
         FileHandle.standardOutput.write(Data("open\n".utf8))
         while readLine() != nil {}
         withExtendedLifetime(store) {}

@@ -67,7 +67,7 @@ struct SequenceTests {
         let folder = TemporaryFolder()
         let store = try folder.store([Ticket.self])
         let helper = Process()
-        helper.executableURL = try helperExecutable()
+        helper.executableURL = try builtExecutable()
         let perProcess = 300
         helper.arguments = [folder.url.path, String(perProcess)]
         let output = Pipe()
@@ -95,7 +95,7 @@ struct SequenceTests {
         // This process opens the store first, so the key dictionary it loads is empty.
         let store = try folder.store([Ticket.self])
         let helper = Process()
-        helper.executableURL = try helperExecutable()
+        helper.executableURL = try builtExecutable()
         helper.arguments = [folder.url.path, "5"]
         helper.standardOutput = Pipe()
         try helper.run()

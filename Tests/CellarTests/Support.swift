@@ -51,12 +51,13 @@ func encoded<T: Encodable>(_ value: T, dictionary: KeyDictionary = .empty) throw
     return (bytes, encoder.absorbAddedNames())
 }
 
-/// The `cellar-test-helper` executable built beside the tests: a second process for the tests that need one.
-func helperExecutable() throws -> URL {
+/// An executable of this package built beside the tests: `cellar-test-helper`, a second process for the tests that
+/// need one, or the `cellar` tool.
+func builtExecutable(_ name: String = "cellar-test-helper") throws -> URL {
     let folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     let candidates = [folder, folder.deletingLastPathComponent(), Bundle.main.bundleURL.deletingLastPathComponent()]
     for candidate in candidates {
-        let url = candidate.appendingPathComponent("cellar-test-helper")
+        let url = candidate.appendingPathComponent(name)
         if FileManager.default.isExecutableFile(atPath: url.path) { return url }
     }
     throw CocoaError(.fileNoSuchFile)
@@ -65,7 +66,7 @@ func helperExecutable() throws -> URL {
 /// Runs `cellar-test-helper` with `arguments` and returns what it printed, once it has exited with status 0.
 func helperOutput(_ arguments: [String]) throws -> String {
     let helper = Process()
-    helper.executableURL = try helperExecutable()
+    helper.executableURL = try builtExecutable()
     helper.arguments = arguments
     let output = Pipe()
     helper.standardOutput = output

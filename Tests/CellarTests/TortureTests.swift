@@ -13,7 +13,7 @@ private struct HelperRun {
 
 private func runHelper(_ arguments: [String]) throws -> HelperRun {
     let helper = Process()
-    helper.executableURL = try helperExecutable()
+    helper.executableURL = try builtExecutable()
     helper.arguments = arguments
     let output = Pipe()
     helper.standardOutput = output
@@ -42,7 +42,7 @@ struct TortureTests {
         var acknowledged = Set<Int64>()
         for round in 0..<rounds {
             let helper = Process()
-            helper.executableURL = try helperExecutable()
+            helper.executableURL = try builtExecutable()
             helper.arguments = ["write-until-killed", folder.url.path]
             let output = Pipe()
             helper.standardOutput = output

@@ -2,7 +2,7 @@ import Foundation
 
 /// A record read without its Swift type: the tree the record format describes, with key names resolved from the
 /// model's key dictionary. Migrations and inspection tools read records this way.
-enum RecordValue: Equatable, Sendable {
+package enum RecordValue: Equatable, Sendable {
     case null
     case bool(Bool)
     case int(Int64)
@@ -31,7 +31,7 @@ enum RecordValue: Equatable, Sendable {
     }
 
     /// The value under `key` of a keyed value.
-    subscript(key: String) -> RecordValue? {
+    package subscript(key: String) -> RecordValue? {
         guard case .keyed(let entries) = self else { return nil }
         return entries.first { $0.key == key }?.value
     }
@@ -101,7 +101,7 @@ enum RecordValue: Equatable, Sendable {
         return "[\(Int64(bitPattern: (zigzag >> 1) ^ (0 &- (zigzag & 1))))]"
     }
 
-    static func == (lhs: RecordValue, rhs: RecordValue) -> Bool {
+    package static func == (lhs: RecordValue, rhs: RecordValue) -> Bool {
         switch (lhs, rhs) {
         case (.keyed(let l), .keyed(let r)):
             return l.count == r.count && zip(l, r).allSatisfy { $0.key == $1.key && $0.value == $1.value }

@@ -13,6 +13,20 @@ struct IntegrityProblems {
 
     /// The kept lines, with a last one saying how many more there were.
     var summary: [String] { total > lines.count ? lines + ["… and \(total - lines.count) more"] : lines }
+
+    /// Adds the entries `expected` has and `stored` lacks, then those `stored` has and no record gives.
+    mutating func compare(stored: Set<IndexPair>, expected: Set<IndexPair>, database: String, model: String) {
+        for missing in expected.subtracting(stored).sorted() {
+            add(
+                "\(database) lacks the entry \(KeyEncoding.describe(missing.key)) → \(model) "
+                    + KeyEncoding.describe(missing.value))
+        }
+        for extra in stored.subtracting(expected).sorted() {
+            add(
+                "\(database) holds the entry \(KeyEncoding.describe(extra.key)) → \(model) "
+                    + "\(KeyEncoding.describe(extra.value)), which no record gives")
+        }
+    }
 }
 
 extension ReadScope {
@@ -22,8 +36,8 @@ extension ReadScope {
         let txn = try lmdb
         let model = info.name
         let writer = IndexWriter(model: model, core: store.core)
-        var expectedIndexes = Array(repeating: Set<Pair>(), count: info.indexes.count)
-        var expectedLinks = Array(repeating: Set<Pair>(), count: info.links.count)
+        var expectedIndexes = Array(repeating: Set<IndexPair>(), count: info.indexes.count)
+        var expectedLinks = Array(repeating: Set<IndexPair>(), count: info.links.count)
         var uniqueHolders = Array(repeating: [[UInt8]: Int](), count: info.indexes.count)
         var dictionary = try dictionary(for: info)
         var entries: [Entry] = []
@@ -49,13 +63,13 @@ extension ReadScope {
                     problems.add("\(model) \(id) has no key in \(index.databaseName(model: model)): \(error)")
                     continue
                 }
-                expectedIndexes[position].insert(Pair(key: entry.key, value: primaryKey))
+                expectedIndexes[position].insert(IndexPair(key: entry.key, value: primaryKey))
                 if entry.mustBeUnique { uniqueHolders[position][entry.key, default: 0] += 1 }
             }
             for (position, link) in M.schema.links.enumerated() {
                 let target = try store.info(linkedBy: info.links[position])
                 for targetKey in try targetKeys(link, of: value) {
-                    expectedLinks[position].insert(Pair(key: targetKey, value: primaryKey))
+                    expectedLinks[position].insert(IndexPair(key: targetKey, value: primaryKey))
                     guard !link.allowsDangling else { continue }
                     let exists = try store.core.run("read") { try txn.get(target.records, key: targetKey) != nil }
                     if !exists {
@@ -69,16 +83,15 @@ extension ReadScope {
         for (position, index) in M.schema.indexes.enumerated() {
             let name = index.databaseName(model: model)
             let stored = try pairs(in: info.indexes[position])
-            compare(stored: stored, expected: expectedIndexes[position], database: name, model: model, into: &problems)
+            problems.compare(stored: stored, expected: expectedIndexes[position], database: name, model: model)
             for (key, count) in uniqueHolders[position] where count > 1 {
                 problems.add("\(count) \(model) records share the value \(KeyEncoding.describe(key)) of unique \(name)")
             }
         }
         for (position, link) in info.links.enumerated() {
             let stored = try pairs(in: link.database)
-            compare(
-                stored: stored, expected: expectedLinks[position], database: link.databaseName, model: model,
-                into: &problems)
+            problems.compare(
+                stored: stored, expected: expectedLinks[position], database: link.databaseName, model: model)
             if link.isExclusive {
                 var holders: [[UInt8]: Int] = [:]
                 for pair in stored { holders[pair.key, default: 0] += 1 }
@@ -91,40 +104,25 @@ extension ReadScope {
         }
     }
 
-    private func pairs(in database: Database) throws(StoreError) -> Set<Pair> {
+    private func pairs(in database: Database) throws(StoreError) -> Set<IndexPair> {
         let txn = try lmdb
-        var found = Set<Pair>()
+        var found = Set<IndexPair>()
         try store.core.run("read") {
             try txn.walk(database) { entry in
-                found.insert(Pair(key: Array(entry.key), value: Array(entry.value)))
+                found.insert(IndexPair(key: Array(entry.key), value: Array(entry.value)))
                 return true
             }
         }
         return found
     }
-
-    private func compare(
-        stored: Set<Pair>, expected: Set<Pair>, database: String, model: String, into problems: inout IntegrityProblems
-    ) {
-        for missing in expected.subtracting(stored).sorted() {
-            problems.add(
-                "\(database) lacks the entry \(KeyEncoding.describe(missing.key)) → \(model) "
-                    + KeyEncoding.describe(missing.value))
-        }
-        for extra in stored.subtracting(expected).sorted() {
-            problems.add(
-                "\(database) holds the entry \(KeyEncoding.describe(extra.key)) → \(model) "
-                    + "\(KeyEncoding.describe(extra.value)), which no record gives")
-        }
-    }
 }
 
 /// One entry of an index or backlink database.
-private struct Pair: Hashable, Comparable {
+struct IndexPair: Hashable, Comparable {
     let key: [UInt8]
     let value: [UInt8]
 
-    static func < (lhs: Pair, rhs: Pair) -> Bool {
+    static func < (lhs: IndexPair, rhs: IndexPair) -> Bool {
         lhs.key == rhs.key ? lhs.value.lexicographicallyPrecedes(rhs.value) : lhs.key.lexicographicallyPrecedes(rhs.key)
     }
 }

@@ -35,6 +35,12 @@ public struct Configuration: Sendable {
     /// transaction. Set it to `false` to keep each query on its caller's thread: in an app extension with a tight CPU
     /// budget, or to compare with a one-core engine.
     public var decodesInParallel = true
+    /// Open the store for reading only (Realm's `readOnly`): a store shipped in an app bundle, on a read-only volume,
+    /// or owned by another user. The store must exist and its stored schema must match the models (nothing is
+    /// migrated, no index built); writes throw `StoreError.readOnly`. When the lock file cannot be written, the
+    /// store is read without LMDB's locks, and then no other process may write it meanwhile: see the README's
+    /// "Read-only stores".
+    public var readOnly = false
 
     /// Why a store is about to be deleted and started afresh, as `onReset` is told.
     public struct StoreReset: Sendable {
@@ -90,6 +96,13 @@ public struct Configuration: Sendable {
                 reason: "it is open with durability \(Durability(open.sync)), and this configuration asks for "
                     + "\(durability)")
         }
+        if open.readOnly != requested.readOnly {
+            throw .configurationConflict(
+                path: path,
+                reason: open.readOnly
+                    ? "it is open read-only, and this configuration asks to write it"
+                    : "it is open for writing, and this configuration asks for a read-only store; share that Store")
+        }
         if open.maxReaders != requested.maxReaders {
             throw .configurationConflict(
                 path: path,
@@ -101,6 +114,7 @@ public struct Configuration: Sendable {
         var options = EnvironmentOptions()
         options.mapSize = initialMapSize
         options.maxReaders = maxReaders
+        options.readOnly = readOnly
         options.sync =
             switch durability {
             case .full: .full

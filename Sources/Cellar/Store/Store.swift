@@ -164,15 +164,7 @@ public final class Store: Sendable {
 
     /// Writes a compacted copy of the store (free pages left out) into the folder at `directory`, which must
     /// not hold a store yet; it is created when missing.
-    public func compact(to directory: URL) throws(StoreError) {
-        try FileSystem.createDirectories(at: directory)
-        guard !FileManager.default.fileExists(atPath: directory.appendingPathComponent("data.mdb").path) else {
-            throw .io(errno: EEXIST, operation: "write a compacted copy into", path: directory.path)
-        }
-        try core.run("write a compacted copy of the store into \(directory.path) from") {
-            try core.environment.copy(to: directory.path, compacting: true)
-        }
-    }
+    public func compact(to directory: URL) throws(StoreError) { try core.compact(to: directory) }
 
     /// Deletes the store in the folder at `directory`: its data and lock files, and the folder when nothing else
     /// is left in it. Deleting a store that does not exist does nothing.

@@ -153,12 +153,20 @@ final class StoreCore: Sendable {
     }
 
     /// Opens the environment and checks that it is a Cellar store (or empty, and then makes it one), in one
-    /// write transaction: a file that is not a store is refused before anything is written to it.
+    /// write transaction: a file that is not a store is refused before anything is written to it. A read-only store
+    /// must be one already.
     private static func openEnvironment(
         at directory: URL, configuration: Configuration
     ) throws(StoreError) -> (Environment, CoreDatabases) {
-        try FileSystem.createDirectories(at: directory)
         let path = directory.path
+        if configuration.readOnly {
+            let data = directory.appendingPathComponent("data.mdb").path
+            guard FileManager.default.fileExists(atPath: data) else {
+                throw .io(errno: ENOENT, operation: "open the read-only store", path: data)
+            }
+        } else {
+            try FileSystem.createDirectories(at: directory)
+        }
         let environment: Environment
         do {
             environment = try Environment(path: path, options: configuration.environmentOptions)
@@ -175,32 +183,32 @@ final class StoreCore: Sendable {
             guard pages.isSound else {
                 throw StoreError.corruptedFile(path: path, reason: pages.summary)
             }
-            databases = try environment.write { txn in
-                let existing = try txn.openDatabase(named: "_meta")
-                if existing == nil, let main = try txn.openDatabase(named: nil),
-                    case let entries = try txn.statistics(main).entries, entries > 0
-                {
-                    throw StoreError.incompatibleFile(
-                        path: path,
-                        reason: "it is an LMDB environment of another program (\(entries) entries in its main "
-                            + "database and no Cellar format marker)")
-                }
-                let meta = try txn.createDatabase(named: "_meta")
-                if let format = try txn.get(meta, key: formatKey) {
-                    guard format.count == 1, format[0] <= formatVersion else {
-                        throw StoreError.incompatibleFile(
-                            path: path, reason: "it was written by a newer version of Cellar")
+            if configuration.readOnly {
+                databases = try environment.readOpeningDatabases { txn in
+                    guard let meta = try txn.openDatabase(named: "_meta"),
+                        try hasFormatMarker(meta, in: txn, path: path)
+                    else {
+                        try refuseForeignEnvironment(in: txn, path: path)
+                        throw StoreError.incompatibleFile(path: path, reason: "it is an empty LMDB environment")
                     }
-                } else if try txn.statistics(meta).entries > 0 {
-                    throw StoreError.incompatibleFile(
-                        path: path,
-                        reason: "its _meta database has no Cellar format marker")
-                } else {
-                    try txn.put(meta, key: formatKey, value: [formatVersion])
+                    guard let changeLog = try txn.openDatabase(named: "_changes") else {
+                        throw StoreError.incompatibleFile(
+                            path: path,
+                            reason: "it was written by an earlier version of Cellar; open it once for writing")
+                    }
+                    return CoreDatabases(meta: meta, changeLog: changeLog)
                 }
-                let changeLog = try txn.createDatabase(named: "_changes")
-                try dropChangeLogFromAnotherLife(changeLog, in: txn)
-                return CoreDatabases(meta: meta, changeLog: changeLog)
+            } else {
+                databases = try environment.write { txn in
+                    if try txn.openDatabase(named: "_meta") == nil { try refuseForeignEnvironment(in: txn, path: path) }
+                    let meta = try txn.createDatabase(named: "_meta")
+                    if try !hasFormatMarker(meta, in: txn, path: path) {
+                        try txn.put(meta, key: formatKey, value: [formatVersion])
+                    }
+                    let changeLog = try txn.createDatabase(named: "_changes")
+                    try dropChangeLogFromAnotherLife(changeLog, in: txn)
+                    return CoreDatabases(meta: meta, changeLog: changeLog)
+                }
             }
         } catch {
             environment.close()
@@ -209,30 +217,58 @@ final class StoreCore: Sendable {
         return (environment, databases)
     }
 
+    /// Throws `incompatibleFile` when the environment, which has no `_meta` database, holds another program's data.
+    private static func refuseForeignEnvironment(in txn: ReadTransaction, path: String) throws {
+        if let main = try txn.openDatabase(named: nil), case let entries = try txn.statistics(main).entries, entries > 0
+        {
+            throw StoreError.incompatibleFile(
+                path: path,
+                reason: "it is an LMDB environment of another program (\(entries) entries in its main "
+                    + "database and no Cellar format marker)")
+        }
+    }
+
+    /// Whether `meta` carries Cellar's format marker; `false` for an empty `_meta` (a store not made yet).
+    ///
+    /// - Throws: `incompatibleFile` for a marker of a newer format, or a `_meta` with entries and no marker.
+    private static func hasFormatMarker(_ meta: Database, in txn: ReadTransaction, path: String) throws -> Bool {
+        if let format = try txn.get(meta, key: formatKey) {
+            guard format.count == 1, format[0] <= formatVersion else {
+                throw StoreError.incompatibleFile(path: path, reason: "it was written by a newer version of Cellar")
+            }
+            return true
+        }
+        guard try txn.statistics(meta).entries == 0 else {
+            throw StoreError.incompatibleFile(path: path, reason: "its _meta database has no Cellar format marker")
+        }
+        return false
+    }
+
     /// Reconciles the stored schema with `configuration` (migrating when asked) and opens each model's databases, in
-    /// one write transaction: a failure anywhere leaves the file as it was.
+    /// one write transaction: a failure anywhere leaves the file as it was. A read-only store is only compared with
+    /// the configuration, in a read transaction.
     func register(_ configuration: Configuration) throws(StoreError) -> [ObjectIdentifier: ModelInfo] {
         let (opened, generation) = try run("open the store") {
-            try environment.write { txn in
+            if configuration.readOnly {
+                return try environment.readOpeningDatabases { txn in
+                    try checkUnchanged(configuration, in: txn)
+                    return (
+                        try register(configuration.models, rebuild: [], in: txn, writing: nil),
+                        try storedGeneration(in: txn)
+                    )
+                }
+            }
+            return try environment.write { txn in
                 let reconciliation = try reconcile(configuration, in: txn)
-                var infos: [ObjectIdentifier: ModelInfo] = [:]
-                var names: Set<String> = []
-                let registered = Set(configuration.models.map { ObjectIdentifier($0) })
                 do {
-                    for (type, plan) in zip(configuration.models, reconciliation.models) {
-                        let info = try register(
-                            type, registered: registered, rebuild: reconciliation.rebuild.contains(plan.name), in: txn)
-                        guard names.insert(info.name).inserted else {
-                            throw StoreError.duplicateModelName(model: info.name)
-                        }
-                        infos[ObjectIdentifier(type)] = info
-                    }
+                    let infos = try register(
+                        configuration.models, rebuild: reconciliation.rebuild, in: txn, writing: txn)
+                    return (infos, try storedGeneration(in: txn))
                 } catch let error as StoreError {
                     // A record the migration left unreadable, or a unique value it made twice, fails the migration.
                     guard let version = reconciliation.migratedTo else { throw error }
                     throw StoreError.migrationFailed(version: version, reason: "after its steps ran, \(error)")
                 }
-                return (infos, try storedGeneration(in: txn))
             }
         }
         schemaGeneration.store(generation, ordering: .relaxed)
@@ -246,11 +282,49 @@ final class StoreCore: Sendable {
         }
     }
 
+    /// Opens the databases of `models`: through `writing`, creating and building what is missing, or, for a read-only
+    /// store, only those that exist.
+    private func register(
+        _ models: [any Model.Type], rebuild: Set<String>, in txn: ReadTransaction, writing: WriteTransaction?
+    ) throws -> [ObjectIdentifier: ModelInfo] {
+        var infos: [ObjectIdentifier: ModelInfo] = [:]
+        var names: Set<String> = []
+        let registered = Set(models.map { ObjectIdentifier($0) })
+        for type in models {
+            let info = try register(type, registered: registered, rebuild: rebuild, in: txn, writing: writing)
+            guard names.insert(info.name).inserted else { throw StoreError.duplicateModelName(model: info.name) }
+            infos[ObjectIdentifier(type)] = info
+        }
+        return infos
+    }
+
+    /// Throws `readOnly` when opening the read-only store with `configuration` would change it: a schema change of
+    /// any kind, or another schema version.
+    private func checkUnchanged(_ configuration: Configuration, in txn: ReadTransaction) throws {
+        let opening = try openingPlan(for: configuration, in: txn)
+        if let stored = opening.storedVersion, stored > configuration.schemaVersion {
+            throw StoreError.schemaVersionTooLow(stored: stored, requested: configuration.schemaVersion)
+        }
+        if !opening.changes.isEmpty {
+            throw StoreError.readOnly(
+                path: path,
+                reason: "opening it with these models would change its schema: "
+                    + opening.changes.map(\.description).joined(separator: " "))
+        }
+        if opening.storedVersion != configuration.schemaVersion {
+            throw StoreError.readOnly(
+                path: path,
+                reason: "its schema version is \(opening.storedVersion.map(String.init) ?? "not set yet"), and this "
+                    + "configuration's is \(configuration.schemaVersion)")
+        }
+    }
+
     /// Whether no configuration has registered models on this file in this process yet.
     var modelsByNameIsEmpty: Bool { modelsByName.withLock { $0.isEmpty } }
 
     private func register<M: Model>(
-        _ type: M.Type, registered: Set<ObjectIdentifier>, rebuild: Bool, in txn: WriteTransaction
+        _ type: M.Type, registered: Set<ObjectIdentifier>, rebuild: Set<String>, in txn: ReadTransaction,
+        writing: WriteTransaction?
     ) throws -> ModelInfo {
         let schema = M.schema
         let name = schema.name
@@ -269,10 +343,17 @@ final class StoreCore: Sendable {
             }
             return known
         }
-        let records = try txn.createDatabase(named: "r/\(name)")
         let dictionary = try storedDictionary(name, in: txn)
-        let (indexes, backlinks) = try openDerivedDatabases(
-            of: schema, records: records, dictionary: dictionary, rebuild: rebuild, in: txn)
+        let records: Database
+        let indexes: [Database]
+        let backlinks: [Database]
+        if let writing {
+            records = try writing.createDatabase(named: "r/\(name)")
+            (indexes, backlinks) = try openDerivedDatabases(
+                of: schema, records: records, dictionary: dictionary, rebuild: rebuild.contains(name), in: writing)
+        } else {
+            (records, indexes, backlinks) = try existingDatabases(of: schema, in: txn)
+        }
         return ModelInfo(
             name: name, records: records, indexes: indexes,
             links: zip(schema.links, backlinks).enumerated().map { position, pair in
@@ -280,6 +361,24 @@ final class StoreCore: Sendable {
             },
             signature: signature, numbersIDs: schema.sequence != nil, operations: ModelOperations(M.self),
             dictionary: dictionary)
+    }
+
+    /// The databases of a model in a read-only store, which has every one of them: its schema matched the stored one.
+    private func existingDatabases<M: Model>(
+        of schema: Schema<M>, in txn: ReadTransaction
+    ) throws -> (records: Database, indexes: [Database], links: [Database]) {
+        let model = schema.name
+        func existing(_ name: String) throws -> Database {
+            guard let database = try txn.openDatabase(named: name) else {
+                throw StoreError.corruptedFile(
+                    path: path, reason: "its schema lists the database \(name), which the file does not hold")
+            }
+            return database
+        }
+        return (
+            try existing("r/\(model)"), try schema.indexes.map { try existing($0.databaseName(model: model)) },
+            try schema.links.map { try existing($0.databaseName(model: model)) }
+        )
     }
 
     /// Refuses a schema whose index or link names would change between launches, repeat, or whose links lead to a
@@ -386,6 +485,20 @@ final class StoreCore: Sendable {
                 }
             }
             return true
+        }
+    }
+}
+
+extension StoreCore {
+    /// Writes a compacted copy of the file (free pages left out) into `directory`, created when missing, which must
+    /// not hold a store yet.
+    func compact(to directory: URL) throws(StoreError) {
+        try FileSystem.createDirectories(at: directory)
+        guard !FileManager.default.fileExists(atPath: directory.appendingPathComponent("data.mdb").path) else {
+            throw .io(errno: EEXIST, operation: "write a compacted copy into", path: directory.path)
+        }
+        try run("write a compacted copy of the store into \(directory.path) from") {
+            try environment.copy(to: directory.path, compacting: true)
         }
     }
 }

@@ -53,6 +53,9 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible, Loca
     case incompatibleFile(path: String, reason: String)
     /// Every reader slot is in use.
     case readersFull(limit: Int)
+    /// The store was opened with `Configuration.readOnly`, and `reason` needs it changed: a write, or opening it with
+    /// models whose schema differs from the stored one.
+    case readOnly(path: String, reason: String)
     /// The store is open, so its files cannot be deleted: by this process when `process` is `nil`, otherwise by the
     /// process with that id (deleting a file another process has mapped would split the store in two).
     case storeInUse(path: String, process: Int32?)
@@ -136,6 +139,9 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible, Loca
                 + "Cellar did not change this one."
         case .readersFull(let limit):
             "All \(limit) reader slots are in use. Keep reads short, or raise Configuration.maxReaders."
+        case .readOnly(let path, let reason):
+            "The store at \(path) is open read-only, and \(reason). Open it without Configuration.readOnly, in a "
+                + "folder this user may write, to change it."
         case .storeInUse(let path, let process):
             if let process {
                 "The store at \(path) is open in another process (pid \(process)); it was not deleted. Close it there "
@@ -194,6 +200,7 @@ extension StoreError {
         case .incompatible where operation == "open the store":
             self = .incompatibleFile(path: path, reason: error.description)
         case .readersFull: self = .readersFull(limit: readerLimit)
+        case .readOnly: self = .readOnly(path: path, reason: "a write transaction cannot begin")
         case .transactionFull: self = .transactionTooLarge
         case .mapFull: self = .cannotGrowDuringRead
         case .system(let errno) where errno == EDEADLK: self = .nestedWrite

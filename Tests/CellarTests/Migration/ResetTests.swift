@@ -88,7 +88,7 @@ struct ResetTests {
     @Test func aStoreAnotherProcessHasOpenIsNeverDeleted() throws {
         try fillVersion1()
         let helper = Process()
-        helper.executableURL = try helperExecutable()
+        helper.executableURL = try builtExecutable()
         helper.arguments = ["hold", folder.url.path]
         let output = Pipe()
         let input = Pipe()

@@ -182,7 +182,7 @@ struct LinkIntegrityTests {
         let store = try folder.store([Breeder.self, Puppy.self])
         try store.write { tx in try tx.insert(Breeder(id: 1)) }
         let helper = Process()
-        helper.executableURL = try helperExecutable()
+        helper.executableURL = try builtExecutable()
         let count = 300
         helper.arguments = ["adopt", folder.url.path, String(count)]
         let output = Pipe()

@@ -76,7 +76,7 @@ struct ModelSchema: Hashable, Sendable, Codable {
     var name: String
     /// The fields of the model's records, the id among them.
     var properties: [PropertyShape]
-    /// The index databases (`i/Dog.age`, `u/Person.email`).
+    /// The indexes by name, a unique one's after the word `unique` (`age`, `unique email`).
     var indexes: [String]
     /// The links with their rules, as `Relationship.signature` writes them.
     var links: [String]

@@ -1,0 +1,336 @@
+import Foundation
+import LMDB
+import Synchronization
+import Testing
+
+@testable import Cellar
+
+/// The `cellar` executable, run as a user runs it, on real stores.
+@Suite("The cellar tool")
+struct CellarToolTests {
+    struct Address: Codable, Sendable, Equatable {
+        var street: String
+        var zip: Int
+    }
+
+    struct Owner: Model, Equatable {
+        var id: Int64 = 0
+        var name: String
+        var address: Address?
+        var pups: [Link<Pup>] = []
+        static let schema = Schema<Owner>(autoIncrement: true, indexes: [.unique(\.name)], links: [.link(\.pups)])
+    }
+
+    struct Pup: Model, Equatable {
+        var id: String
+        var age: Int
+        var born: Date
+        var tag: UUID
+        var photo: Data
+        var tricks: [String]
+        var nickname: String?
+        static let schema = Schema<Pup>(indexes: [.index(\.age), .index(\.nickname, name: "nick")])
+    }
+
+    static let tag = UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!
+
+    /// A closed store of two owners and three pups.
+    static func kennel(in folder: TemporaryFolder) throws {
+        let store = try folder.store([Owner.self, Pup.self])
+        try store.write { tx in
+            let born = Date(timeIntervalSinceReferenceDate: 0)
+            try tx.insert(Pup(id: "rex", age: 3, born: born, tag: tag, photo: Data([1, 2]), tricks: ["sit"]))
+            try tx.insert(
+                Pup(id: "taro", age: 3, born: born, tag: tag, photo: Data(), tricks: [], nickname: "T \"the\" dog"))
+            try tx.insert(Pup(id: "zed", age: 7, born: born, tag: tag, photo: Data(), tricks: ["roll", "beg"]))
+            try tx.insert(
+                Owner(
+                    name: "Ann", address: Address(street: "Elm", zip: 12_345),
+                    pups: [Link(id: "rex"), Link(id: "taro")]
+                ))
+            try tx.insert(Owner(name: "Bo", pups: [Link(id: "zed")]))
+        }
+    }
+
+    struct Run {
+        let status: Int32
+        let output: String
+        let errors: String
+    }
+
+    /// Runs `cellar` with `arguments` to its end.
+    static func cellar(_ arguments: String...) throws -> Run {
+        let process = Process()
+        process.executableURL = try builtExecutable("cellar")
+        process.arguments = arguments
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        // Read both pipes while it runs: a full pipe would stop it.
+        let errorText = Mutex("")
+        let errorReader = Thread { errorText.withLock { $0 = Self.text(errors) } }
+        errorReader.start()
+        let printed = Self.text(output)
+        process.waitUntilExit()
+        while errorReader.isExecuting || !errorReader.isFinished { Thread.sleep(forTimeInterval: 0.001) }
+        return Run(status: process.terminationStatus, output: printed, errors: errorText.withLock { $0 })
+    }
+
+    private static func text(_ pipe: Pipe) -> String {
+        String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    }
+
+    @Test func infoDescribesTheFileAndEveryModelWithoutChangingIt() throws {
+        let folder = TemporaryFolder()
+        try Self.kennel(in: folder)
+        let data = folder.url.appendingPathComponent("data.mdb")
+        let before = try Data(contentsOf: data)
+        let run = try Self.cellar("info", folder.url.path)
+        #expect(run.status == 0, "\(run.errors)")
+        let lines = run.output.split(separator: "\n").map(String.init)
+        #expect(lines.first == "Store \(folder.url.path)")
+        #expect(lines.contains { $0.hasPrefix("  format 1, schema version 1, version ") })
+        #expect(lines.contains { $0.hasPrefix("  file ") && $0.contains("pages in use") && $0.contains("map 67.1 MB") })
+        #expect(lines.contains("  readers: none of other processes (at most 512)"))
+        #expect(lines.contains("  Owner: 2 records, auto-increment, next id 3"))
+        #expect(lines.contains("      address: object?"))
+        #expect(lines.contains("        zip: int"))
+        #expect(lines.contains("      pups: array<link<Pup>>"))
+        #expect(lines.contains("    unique index u/Owner.name: 2 entries"))
+        #expect(lines.contains("    link pups → Pup nullify removeLink: b/Owner.pups, 3 entries"))
+        #expect(lines.contains("  Pup: 3 records"))
+        #expect(lines.contains("    index i/Pup.age: 3 entries"))
+        #expect(lines.contains("      nickname: string?"))
+        #expect(try Data(contentsOf: data) == before)
+    }
+
+    /// A process that has opened and read the store, and keeps it open until it is killed or its input closes.
+    static func holder(of folder: TemporaryFolder) throws -> (process: Process, input: Pipe) {
+        let holder = Process()
+        holder.executableURL = try builtExecutable()
+        holder.arguments = ["hold", folder.url.path]
+        let input = Pipe()
+        let output = Pipe()
+        holder.standardInput = input
+        holder.standardOutput = output
+        try holder.run()
+        _ = output.fileHandleForReading.availableData  // "open": it has read the store
+        return (holder, input)
+    }
+
+    @Test func infoTellsTheReadersOfOtherProcessesAndWhichAreStale() throws {
+        let folder = TemporaryFolder()
+        try Self.kennel(in: folder)
+        let (alive, input) = try Self.holder(of: folder)
+        defer {
+            try? input.fileHandleForWriting.close()
+            alive.waitUntilExit()
+        }
+        let live = try Self.cellar("info", folder.url.path)
+        #expect(
+            live.output.contains("  readers: 1 in use (at most 512)\n    process \(alive.processIdentifier): idle\n"))
+        // A slot outlives a killed process while another keeps the file open (the last one out resets the table).
+        let (killed, _) = try Self.holder(of: folder)
+        kill(killed.processIdentifier, SIGKILL)
+        killed.waitUntilExit()
+        let stale = try Self.cellar("info", folder.url.path)
+        #expect(
+            stale.output.contains(
+                "  readers: 2 in use (at most 512), 1 stale: their processes ended; the next writer clears them\n"),
+            "\(stale.output)")
+        #expect(stale.output.contains("    process \(killed.processIdentifier): idle (ended)\n"))
+        // info left the stale slot for a writer to clear; a writable opening does.
+        _ = try folder.store([Owner.self, Pup.self])
+        #expect(try Self.cellar("info", folder.url.path).output.contains("  readers: 1 in use (at most 512)\n"))
+    }
+
+    @Test func dumpPrintsEveryValueKindAsTextOrJSONLines() throws {
+        let folder = TemporaryFolder()
+        try Self.kennel(in: folder)
+        let text = try Self.cellar("dump", folder.url.path, "Pup")
+        #expect(text.status == 0)
+        #expect(
+            text.output.split(separator: "\n") == [
+                #"Pup "rex": {id: "rex", age: 3, born: 2001-01-01T00:00:00.000Z, tag: E621E1F8-C36C-495A-93FC-0C247A3E6E5F, photo: <0102>, tricks: ["sit"], nickname: nil}"#,
+                #"Pup "taro": {id: "taro", age: 3, born: 2001-01-01T00:00:00.000Z, tag: E621E1F8-C36C-495A-93FC-0C247A3E6E5F, photo: <>, tricks: [], nickname: "T \"the\" dog"}"#,
+                #"Pup "zed": {id: "zed", age: 7, born: 2001-01-01T00:00:00.000Z, tag: E621E1F8-C36C-495A-93FC-0C247A3E6E5F, photo: <>, tricks: ["roll", "beg"], nickname: nil}"#,
+            ])
+        let json = try Self.cellar("dump", folder.url.path, "Owner", "--json")
+        #expect(
+            json.output.split(separator: "\n") == [
+                #"{"id":1,"name":"Ann","address":{"street":"Elm","zip":12345},"pups":["rex","taro"]}"#,
+                #"{"id":2,"name":"Bo","address":null,"pups":["zed"]}"#,
+            ])
+        // Each line is JSON a parser reads.
+        for line in json.output.split(separator: "\n") {
+            #expect(throws: Never.self) { try JSONSerialization.jsonObject(with: Data(line.utf8)) }
+        }
+    }
+
+    @Test func dumpFiltersByFieldsAndStopsAtTheLimit() throws {
+        let folder = TemporaryFolder()
+        try Self.kennel(in: folder)
+        #expect(
+            try Self.cellar("dump", folder.url.path, "Pup", "--where", "age=3", "--limit", "1").output.hasPrefix(
+                #"Pup "rex": "#))
+        #expect(
+            try Self.cellar("dump", folder.url.path, "Pup", "--where", "age=3", "--where", "nickname=nil").output
+                .split(separator: "\n").count == 1)
+        #expect(
+            try Self.cellar("dump", folder.url.path, "Owner", "--where", "address.zip=12345", "--json").output
+                .hasPrefix(#"{"id":1,"#))
+        #expect(try Self.cellar("dump", folder.url.path, "Pup", "--where", "age=4").output == "")
+        let unknown = try Self.cellar("dump", folder.url.path, "Cat")
+        #expect(unknown.status != 0)
+        #expect(unknown.errors.contains("The store holds no model named Cat. It holds: Owner, Pup."))
+        let malformed = try Self.cellar("dump", folder.url.path, "Pup", "--where", "age")
+        #expect(malformed.status != 0)
+        #expect(malformed.errors.contains("--where"))
+    }
+
+    /// 60,000 records of 2 kB: a dump that loaded them before printing would hold over 120 MB of its own memory.
+    @Test func dumpStreamsALargeStore() throws {
+        let folder = TemporaryFolder()
+        do {
+            let store = try folder.store([Note.self], mapSize: 512 << 20)
+            let filler = String(repeating: "x", count: 2_000)
+            try store.write { tx in
+                for number in 0..<60_000 { try tx.insert(Note(id: String(format: "%06d", number), text: filler)) }
+            }
+        }
+        let process = Process()
+        process.executableURL = try builtExecutable("cellar")
+        process.arguments = ["dump", folder.url.path, "Note"]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        // The first lines come while the rest are unread: the tool then waits on the full pipe, mid-walk.
+        let first = output.fileHandleForReading.readData(ofLength: 256)
+        #expect(String(decoding: first, as: UTF8.self).hasPrefix(#"Note "000000": {id: "000000", text: "xxx"#))
+        Thread.sleep(forTimeInterval: 0.5)
+        let status = try String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
+        let anonymous = status.split(separator: "\n").first { $0.hasPrefix("RssAnon:") }
+            .flatMap { $0.split(separator: " ").dropFirst().first.flatMap { Int($0) } }
+        #expect(process.isRunning)
+        #expect((anonymous ?? .max) < 60 * 1_024, "RssAnon \(anonymous ?? -1) kB")
+        var lines = 0
+        while case let chunk = output.fileHandleForReading.readData(ofLength: 1 << 16), !chunk.isEmpty {
+            lines += chunk.filter { $0 == UInt8(ascii: "\n") }.count
+        }
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(lines == 60_000)
+    }
+
+    @Test func verifyAgreesOnASoundStoreAndSaysHowItCheckedEachDatabase() throws {
+        let folder = TemporaryFolder()
+        try Self.kennel(in: folder)
+        let run = try Self.cellar("verify", folder.url.path)
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.output.contains("  Owner: 2 records\n    u/Owner.name: 2 entries, recomputed from the records\n"))
+        #expect(run.output.contains("    b/Owner.pups: 3 entries, recomputed from the records\n"))
+        #expect(run.output.contains("    i/Pup.age: 3 entries, recomputed from the records\n"))
+        #expect(run.output.contains("    i/Pup.nick: 3 entries, entry by entry (its keys need the app's types)\n"))
+        #expect(run.output.hasSuffix("Everything agrees.\n"))
+    }
+
+    @Test func verifyNamesEveryDisagreementAndFails() throws {
+        let folder = TemporaryFolder()
+        try Self.kennel(in: folder)
+        // Damage behind Cellar's back, through LMDB alone: an index entry lost, a backlink entry made up, a linked pup
+        // deleted with its links left dangling, a record's bytes replaced, a duplicate of a unique name.
+        do {
+            let environment = try Environment(path: folder.url.path)
+            defer { environment.close() }
+            try environment.write { txn in
+                guard let age = try txn.openDatabase(named: "i/Pup.age"),
+                    let backlinks = try txn.openDatabase(named: "b/Owner.pups"),
+                    let pups = try txn.openDatabase(named: "r/Pup"),
+                    let owners = try txn.openDatabase(named: "r/Owner"),
+                    let names = try txn.openDatabase(named: "u/Owner.name")
+                else { throw CocoaError(.fileReadCorruptFile) }
+                let zed = try KeyEncoding.key("zed")
+                let seven = try KeyEncoding.key(7)
+                _ = try seven.withUnsafeBytes { key in
+                    try zed.withUnsafeBytes { value in try txn.delete(age, key: key, value: value) }
+                }
+                try txn.put(backlinks, key: try KeyEncoding.key("nobody"), value: try KeyEncoding.key(Int64(2)))
+                _ = try txn.delete(pups, key: zed)
+                try txn.put(owners, key: try KeyEncoding.key(Int64(3)), value: [1, 0xFF, 0xFF])
+                try txn.put(names, key: try KeyEncoding.key("Ann"), value: try KeyEncoding.key(Int64(2)))
+            }
+        }
+        let run = try Self.cellar("verify", folder.url.path)
+        #expect(run.status == 1)
+        let problems = run.output.components(separatedBy: "Problems:\n").last ?? ""
+        #expect(problems.contains("  Owner 3 cannot be decoded: its bytes are not a record\n"))
+        #expect(problems.contains(#"  u/Owner.name holds the entry "Ann" → Owner 2, which no record gives"#))
+        #expect(problems.contains(#"  b/Owner.pups holds the entry "nobody" → Owner 2, which no record gives"#))
+        #expect(problems.contains(#"links through b/Owner.pups to "zed", which does not exist"#))
+        #expect(problems.contains(#"links through b/Owner.pups to "nobody", which does not exist"#))
+        #expect(problems.contains(#"i/Pup.nick holds the entry nil → Pup "zed", which does not exist"#))
+        #expect(problems.contains(#"  i/Pup.age holds"#) == false)
+    }
+
+    @Test func aDamagedFileIsReportedNotRead() throws {
+        let folder = TemporaryFolder()
+        try Self.kennel(in: folder)
+        let data = folder.url.appendingPathComponent("data.mdb")
+        let pages = try Data(contentsOf: data).count / 4_096
+        let handle = try FileHandle(forWritingTo: data)
+        // Every page after the meta pages gets a nonsense entry count: no tree adds up.
+        for page in 2..<pages {
+            try handle.seek(toOffset: UInt64(page * 4_096 + 12))
+            try handle.write(contentsOf: [0xFF, 0x7F])
+        }
+        try handle.close()
+        for command in ["info", "verify", "dump"] {
+            let run =
+                try command == "dump"
+                ? Self.cellar(command, folder.url.path, "Pup") : Self.cellar(command, folder.url.path)
+            #expect(run.status == 1, "\(command)")
+            #expect(run.errors.contains("is damaged") || run.output.contains("page"), "\(command): \(run.errors)")
+        }
+        // Cut short: the pages it needs are past its end.
+        try FileHandle(forWritingTo: data).truncate(atOffset: 4_096 * 3)
+        let cut = try Self.cellar("verify", folder.url.path)
+        #expect(cut.status == 1)
+        #expect(cut.errors.contains("it was cut short"), "\(cut.errors)")
+    }
+
+    @Test func compactWritesACopyThatOpensWithTheSameRecords() throws {
+        let folder = TemporaryFolder()
+        try Self.kennel(in: folder)
+        let copy = folder.url.appendingPathComponent("copy")
+        let run = try Self.cellar("compact", folder.url.path, copy.path)
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.output.hasPrefix("Compacted \(folder.url.path) ("))
+        let store = try Store(at: copy, configuration: .init(models: [Owner.self, Pup.self]))
+        #expect(try store.objects(Pup.self).where(\.age == 3).results().map(\.id) == ["rex", "taro"])
+        #expect(try store.objects(Owner.self).results().map(\.name) == ["Ann", "Bo"])
+        let again = try Self.cellar("compact", folder.url.path, copy.path)
+        #expect(again.status == 1)
+        #expect(again.errors.contains("Could not write a compacted copy into \(copy.path): File exists"))
+    }
+
+    @Test func errorsAreStoreErrorsWithAFailingStatus() throws {
+        let folder = TemporaryFolder()
+        let missing = folder.url.appendingPathComponent("none").path
+        let run = try Self.cellar("info", missing)
+        #expect(run.status == 1)
+        #expect(
+            run.errors.contains("Could not open the read-only store \(missing)/data.mdb: No such file or directory"))
+        #expect(!FileManager.default.fileExists(atPath: missing))
+    }
+
+    @Test func eachCommandExplainsItselfWithHelp() throws {
+        for command in ["info", "dump", "verify", "compact"] {
+            let run = try Self.cellar(command, "--help")
+            #expect(run.status == 0)
+            #expect(run.output.contains("USAGE: cellar \(command) <folder>"), "\(run.output)")
+        }
+        #expect(try Self.cellar("--help").output.contains("SUBCOMMANDS:"))
+    }
+}
