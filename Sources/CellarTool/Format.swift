@@ -1,17 +1,10 @@
+import Cellar
 import Foundation
 
 /// Numbers as a person reads them in the tool's output.
 enum Format {
     /// `12,345`.
-    static func count(_ value: Int) -> String {
-        let digits = String(value.magnitude)
-        var grouped = ""
-        for (position, digit) in digits.enumerated() {
-            if position > 0, (digits.count - position) % 3 == 0 { grouped.append(",") }
-            grouped.append(digit)
-        }
-        return value < 0 ? "-" + grouped : grouped
-    }
+    static func count(_ value: Int) -> String { grouped(value) }
 
     /// `4,096 bytes`, `12.5 MB`: decimal units past 10 kB.
     static func bytes(_ value: Int) -> String {

@@ -37,18 +37,18 @@ extension CellarCommand {
             text += "  readers: " + readers(overview) + "\n"
             text += models.isEmpty ? "No models\n" : "Models\n"
             for model in models {
-                text += "  \(model.name): \(Format.count(model.recordCount)) records"
+                text += "  \(model.name): \(counted(model.recordCount, "record"))"
                 if let next = model.nextID { text += ", auto-increment, next id \(next)" }
                 text += "\n"
                 text += model.fieldLines.map { "      \($0)\n" }.joined()
                 for index in model.indexes {
                     text += "    \(index.name.hasPrefix("u/") ? "unique index" : "index") \(index.name): "
-                    text += index.entries.map { "\(Format.count($0)) entries" } ?? "missing"
+                    text += index.entries.map { counted($0, "entry", plural: "entries") } ?? "missing"
                     text += "\n"
                 }
                 for link in model.links {
                     text += "    link \(link.description): \(link.database), "
-                    text += link.entries.map { "\(Format.count($0)) entries" } ?? "missing"
+                    text += link.entries.map { counted($0, "entry", plural: "entries") } ?? "missing"
                     text += "\n"
                 }
             }

@@ -1,4 +1,4 @@
-// cellar-demo: the stories behind Cellar, end to end on a real store in a temporary folder.
+// cellar-demo: the stories behind Cellar, end to end on a real store in a temporary folder (kept with --keep).
 import Cellar
 import CellarMacros
 import Foundation
@@ -116,7 +116,9 @@ func heading(_ title: String) { print("\n== \(title)") }
 func say(_ line: String) { print("   \(line)") }
 
 let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cellar-demo-\(UUID().uuidString)")
-defer { try? FileManager.default.removeItem(at: folder) }
+// `swift run cellar-demo --keep` leaves the stores behind, for `swift run cellar` to look into.
+let keepsStores = CommandLine.arguments.contains("--keep")
+defer { if !keepsStores { try? FileManager.default.removeItem(at: folder) } }
 let configuration = Configuration(models: [Person.self, Dog.self], schemaVersion: 1)
 
 do {
@@ -396,6 +398,23 @@ do {
                 + "\(change.modifiedIDs) renamed, modifications \(change.modifications); they show "
                 + change.results.map(\.name).joined(separator: ", "))
     }
+
+    heading("A read-only store, as an app ships one in its bundle")
+    let shipped = folder.appendingPathComponent("shipped")
+    try store.compact(to: shipped)
+    var readOnly = configuration
+    readOnly.readOnly = true
+    let catalog = try Store(at: shipped, configuration: readOnly)
+    say(
+        "opened a compacted copy with readOnly: \(try catalog.count(Person.self)) people and "
+            + "\(try catalog.count(Dog.self)) dogs, queried as usual")
+    do {
+        try catalog.write { tx in try tx.insert(Person(name: "Mallory")) }
+    } catch {
+        say("a write is refused: \(error)")
+    }
+    say("to look inside any store without the app: swift run cellar info \(shipped.path)")
+    say(keepsStores ? "(--keep: the stores stay there)" : "(run the demo with --keep to keep the stores for that)")
 
     heading("Faster models: @Record reads and writes the same records without Codable's containers")
     let kennel = folder.appendingPathComponent("kennel")

@@ -32,7 +32,7 @@ struct ReadOnlyStoreTests {
             #expect(try store.objects(Pet.self).where(\.age == 1).count() == agedOne)
             #expect(try store.object(Pet.self, id: 3)?.name == "pet 2")
             #expect(try store.verifyIntegrity().isConsistent)
-            #expect(throws: StoreError.readOnly(path: folder.url.path, reason: "a write transaction cannot begin")) {
+            #expect(throws: StoreError.readOnly(path: folder.url.path, reason: "a write was asked of it")) {
                 try store.write { tx in try tx.insert(Pet(name: "new", age: 1)) }
             }
             #expect(store.configuration.readOnly)

@@ -26,7 +26,7 @@ extension StoreInspector {
             return InspectionReport(version: pages.transactionID, checked: ["pages"], problems: pages.problems)
         }
         var problems = IntegrityProblems()
-        var checked = ["\(pages.pagesInUse) pages in use and \(pages.freePages) free"]
+        var checked = ["\(counted(pages.pagesInUse, "page")) in use and \(grouped(pages.freePages)) free"]
         let models = try models()
         try read("verify") { txn in
             for model in models {
@@ -98,7 +98,7 @@ private struct ModelCheck {
             return true
         }
         progress(name, done, total)
-        var lines = ["\(name): \(done) records"]
+        var lines = ["\(name): \(counted(done, "record"))"]
         for database in derived {
             lines.append(try check(database, records: primaryKeys, into: &problems))
         }
@@ -167,7 +167,7 @@ private struct ModelCheck {
             }
         }
         let how = derived.keys == nil ? "entry by entry (its keys need the app's types)" : "recomputed from the records"
-        return "  \(derived.database): \(stored.count) entries, \(how)"
+        return "  \(derived.database): \(counted(stored.count, "entry", plural: "entries")), \(how)"
     }
 
     /// The model's index and link databases, with the way to recompute each where the stored schema tells it.

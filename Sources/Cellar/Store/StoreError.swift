@@ -200,7 +200,7 @@ extension StoreError {
         case .incompatible where operation == "open the store":
             self = .incompatibleFile(path: path, reason: error.description)
         case .readersFull: self = .readersFull(limit: readerLimit)
-        case .readOnly: self = .readOnly(path: path, reason: "a write transaction cannot begin")
+        case .readOnly: self = .readOnly(path: path, reason: "a write was asked of it")
         case .transactionFull: self = .transactionTooLarge
         case .mapFull: self = .cannotGrowDuringRead
         case .system(let errno) where errno == EDEADLK: self = .nestedWrite
