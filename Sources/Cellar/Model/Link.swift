@@ -44,5 +44,7 @@ public protocol LinkProperty {
 }
 
 extension Link: LinkProperty {}
+/// A list of links (`[Link<Dog>]`, Realm's `List<Dog>`) names the model its links lead to.
 extension Array: LinkProperty where Element: LinkProperty { public typealias Target = Element.Target }
+/// An optional link (`Link<Person>?`, a to-one link) names the model it leads to.
 extension Optional: LinkProperty where Wrapped: LinkProperty { public typealias Target = Wrapped.Target }

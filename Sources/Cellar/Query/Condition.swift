@@ -51,8 +51,11 @@ public struct Condition<M: Model>: Sendable {
     /// Whether `value` satisfies the predicate.
     func evaluate(_ value: M) -> Bool { node.evaluate(value) }
 
+    /// Both conditions hold. An index answers the part it can; the rest is checked on each record it gives.
     public static func && (lhs: Condition, rhs: Condition) -> Condition { Condition(.and(lhs.node, rhs.node)) }
+    /// Either condition holds. Checked record by record; for several values of one property, `.in` uses its index.
     public static func || (lhs: Condition, rhs: Condition) -> Condition { Condition(.or(lhs.node, rhs.node)) }
+    /// The condition does not hold. Checked record by record.
     public static prefix func ! (operand: Condition) -> Condition { Condition(.not(operand.node)) }
 
     /// Any test at all, checked on every record the query reads (a scan, unless another condition uses an index).
@@ -221,18 +224,22 @@ public func != <M: Model, V: Equatable & Encodable & Sendable>(lhs: KeyPath<M, V
     comparison(lhs, "!=", rhs, rank: .max, equality: true, negated: true, range: { _ in nil }, test: { $0 != $1 })
 }
 
+/// The property is less than `value`: a range of an index on it, when there is one.
 public func < <M: Model, V: Comparable & Encodable & Sendable>(lhs: KeyPath<M, V> & Sendable, rhs: V) -> Condition<M> {
     comparison(lhs, "<", rhs, rank: 4, range: { KeyRange(lower: nil, upper: $0) }, test: { $0 < $1 })
 }
 
+/// The property is at most `value`: a range of an index on it, when there is one.
 public func <= <M: Model, V: Comparable & Encodable & Sendable>(lhs: KeyPath<M, V> & Sendable, rhs: V) -> Condition<M> {
     comparison(lhs, "<=", rhs, rank: 4, range: { KeyRange(lower: nil, upper: $0.after) }, test: { $0 <= $1 })
 }
 
+/// The property is greater than `value`: a range of an index on it, when there is one.
 public func > <M: Model, V: Comparable & Encodable & Sendable>(lhs: KeyPath<M, V> & Sendable, rhs: V) -> Condition<M> {
     comparison(lhs, ">", rhs, rank: 4, range: { KeyRange(lower: $0.after, upper: nil) }, test: { $0 > $1 })
 }
 
+/// The property is at least `value`: a range of an index on it, when there is one.
 public func >= <M: Model, V: Comparable & Encodable & Sendable>(lhs: KeyPath<M, V> & Sendable, rhs: V) -> Condition<M> {
     comparison(lhs, ">=", rhs, rank: 4, range: { KeyRange(lower: $0, upper: nil) }, test: { $0 >= $1 })
 }

@@ -45,6 +45,7 @@ public final class RecordKeys: Sendable {
     public let names: [String]
     let numbers: [String: Int]
 
+    /// The keys named `names`, numbered in that order.
     public init(_ names: [String]) {
         self.names = names
         var numbers: [String: Int] = [:]

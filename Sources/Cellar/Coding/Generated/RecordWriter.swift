@@ -66,24 +66,43 @@ public struct RecordWriter {
 
     /// Writes `nil`.
     public mutating func writeNil() { encoder.putNil() }
+    /// Writes a `Bool`.
     public mutating func writeBool(_ value: Bool) { encoder.putBool(value) }
+    /// Writes a `String`.
     public mutating func writeString(_ value: String) { encoder.putString(value) }
+    /// Writes a `Double`.
     public mutating func writeDouble(_ value: Double) { encoder.putDouble(value) }
+    /// Writes a `Float`.
     public mutating func writeFloat(_ value: Float) { encoder.putFloat(value) }
+    /// Writes an `Int`.
     public mutating func writeInt(_ value: Int) { encoder.putInt(value) }
+    /// Writes an `Int8`.
     public mutating func writeInt8(_ value: Int8) { encoder.putInt8(value) }
+    /// Writes an `Int16`.
     public mutating func writeInt16(_ value: Int16) { encoder.putInt16(value) }
+    /// Writes an `Int32`.
     public mutating func writeInt32(_ value: Int32) { encoder.putInt32(value) }
+    /// Writes an `Int64`.
     public mutating func writeInt64(_ value: Int64) { encoder.putInt64(value) }
+    /// Writes a `UInt`.
     public mutating func writeUInt(_ value: UInt) { encoder.putUInt(value) }
+    /// Writes a `UInt8`.
     public mutating func writeUInt8(_ value: UInt8) { encoder.putUInt8(value) }
+    /// Writes a `UInt16`.
     public mutating func writeUInt16(_ value: UInt16) { encoder.putUInt16(value) }
+    /// Writes a `UInt32`.
     public mutating func writeUInt32(_ value: UInt32) { encoder.putUInt32(value) }
+    /// Writes a `UInt64`.
     public mutating func writeUInt64(_ value: UInt64) { encoder.putUInt64(value) }
+    /// Writes `Data`, as bytes.
     public mutating func writeData(_ value: Data) { encoder.putBytes(.bytes, value) }
+    /// Writes a `Date`.
     public mutating func writeDate(_ value: Date) { encoder.putDate(value) }
+    /// Writes a `UUID`.
     public mutating func writeUUID(_ value: UUID) { encoder.putUUID(value) }
+    /// Writes a `URL`, as its absolute string.
     public mutating func writeURL(_ value: URL) { encoder.putBytes(.url, value.absoluteString.utf8) }
+    /// Writes a `Decimal`, as its description.
     public mutating func writeDecimal(_ value: Decimal) { encoder.putBytes(.decimal, value.description.utf8) }
 
     /// Writes an unkeyed container (an array or a set) of `count` elements, which `body` writes.
