@@ -77,6 +77,22 @@ func helperOutput(_ arguments: [String]) throws -> String {
     return String(decoding: printed, as: UTF8.self)
 }
 
+/// A `cellar-test-helper hold` process: it has opened and read the store in `folder` when this returns, and keeps it
+/// open until `input` is closed or it is killed.
+func holdingProcess(_ folder: URL) throws -> (process: Process, input: Pipe) {
+    let helper = Process()
+    helper.executableURL = try builtExecutable()
+    helper.arguments = ["hold", folder.path]
+    let output = Pipe()
+    let input = Pipe()
+    helper.standardOutput = output
+    helper.standardInput = input
+    try helper.run()
+    let line = output.fileHandleForReading.availableData
+    #expect(String(decoding: line, as: UTF8.self) == "open\n")
+    return (helper, input)
+}
+
 /// Whether the long torture runs were asked for (`CELLAR_TORTURE=long swift test --filter Torture`).
 let longTorture = ProcessInfo.processInfo.environment["CELLAR_TORTURE"] == "long"
 

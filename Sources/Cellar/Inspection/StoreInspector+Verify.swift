@@ -158,12 +158,8 @@ private struct ModelCheck {
             }
         }
         if derived.isExclusive {
-            var holders: [[UInt8]: Int] = [:]
-            for pair in stored { holders[pair.key, default: 0] += 1 }
-            for (key, count) in holders where count > 1 {
-                problems.add(
-                    "\(KeyEncoding.describe(key)) is linked by \(count) \(name) records through the exclusive link "
-                        + derived.database)
+            problems.checkExclusive(stored) { target, count in
+                "\(target) is linked by \(count) \(name) records through the exclusive link \(derived.database)"
             }
         }
         let how = derived.keys == nil ? "entry by entry (its keys need the app's types)" : "recomputed from the records"

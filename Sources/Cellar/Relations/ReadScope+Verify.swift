@@ -14,6 +14,16 @@ struct IntegrityProblems {
     /// The kept lines, with a last one saying how many more there were.
     var summary: [String] { total > lines.count ? lines + ["… and \(total - lines.count) more"] : lines }
 
+    /// Adds a problem for each target of an exclusive link that `stored` (a backlink database's entries) gives more
+    /// than one source, in the words `describe` gives the target's key and the count.
+    mutating func checkExclusive(_ stored: Set<IndexPair>, _ describe: (String, Int) -> String) {
+        var holders: [[UInt8]: Int] = [:]
+        for pair in stored { holders[pair.key, default: 0] += 1 }
+        for (key, count) in holders.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) where count > 1 {
+            add(describe(KeyEncoding.describe(key), count))
+        }
+    }
+
     /// Adds the entries `expected` has and `stored` lacks, then those `stored` has and no record gives.
     mutating func compare(stored: Set<IndexPair>, expected: Set<IndexPair>, database: String, model: String) {
         for missing in expected.subtracting(stored).sorted() {
@@ -93,12 +103,9 @@ extension ReadScope {
             problems.compare(
                 stored: stored, expected: expectedLinks[position], database: link.databaseName, model: model)
             if link.isExclusive {
-                var holders: [[UInt8]: Int] = [:]
-                for pair in stored { holders[pair.key, default: 0] += 1 }
-                for (key, count) in holders where count > 1 {
-                    problems.add(
-                        "\(link.targetName) \(KeyEncoding.describe(key)) is linked by \(count) \(model) records "
-                            + "through the exclusive link \(link.name)")
+                problems.checkExclusive(stored) { target, count in
+                    "\(link.targetName) \(target) is linked by \(count) \(model) records through the exclusive link "
+                        + link.name
                 }
             }
         }

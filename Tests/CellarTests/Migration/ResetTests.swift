@@ -87,20 +87,11 @@ struct ResetTests {
 
     @Test func aStoreAnotherProcessHasOpenIsNeverDeleted() throws {
         try fillVersion1()
-        let helper = Process()
-        helper.executableURL = try builtExecutable()
-        helper.arguments = ["hold", folder.url.path]
-        let output = Pipe()
-        let input = Pipe()
-        helper.standardOutput = output
-        helper.standardInput = input
-        try helper.run()
+        let (helper, input) = try holdingProcess(folder.url)
         defer {
             try? input.fileHandleForWriting.close()
             helper.waitUntilExit()
         }
-        let line = output.fileHandleForReading.availableData
-        #expect(String(decoding: line, as: UTF8.self) == "open\n")
         let process = helper.processIdentifier
 
         #expect(throws: StoreError.storeInUse(path: folder.url.path, process: process)) {

@@ -106,24 +106,10 @@ struct CellarToolTests {
         #expect(try Data(contentsOf: data) == before)
     }
 
-    /// A process that has opened and read the store, and keeps it open until it is killed or its input closes.
-    static func holder(of folder: TemporaryFolder) throws -> (process: Process, input: Pipe) {
-        let holder = Process()
-        holder.executableURL = try builtExecutable()
-        holder.arguments = ["hold", folder.url.path]
-        let input = Pipe()
-        let output = Pipe()
-        holder.standardInput = input
-        holder.standardOutput = output
-        try holder.run()
-        _ = output.fileHandleForReading.availableData  // "open": it has read the store
-        return (holder, input)
-    }
-
     @Test func infoTellsTheReadersOfOtherProcessesAndWhichAreStale() throws {
         let folder = TemporaryFolder()
         try Self.kennel(in: folder)
-        let (alive, input) = try Self.holder(of: folder)
+        let (alive, input) = try holdingProcess(folder.url)
         defer {
             try? input.fileHandleForWriting.close()
             alive.waitUntilExit()
@@ -132,7 +118,7 @@ struct CellarToolTests {
         #expect(
             live.output.contains("  readers: 1 in use (at most 512)\n    process \(alive.processIdentifier): idle\n"))
         // A slot outlives a killed process while another keeps the file open (the last one out resets the table).
-        let (killed, _) = try Self.holder(of: folder)
+        let (killed, _) = try holdingProcess(folder.url)
         kill(killed.processIdentifier, SIGKILL)
         killed.waitUntilExit()
         let stale = try Self.cellar("info", folder.url.path)
