@@ -18,7 +18,8 @@ struct CellarToolTests {
         var name: String
         var address: Address?
         var pups: [Link<Pup>] = []
-        static let schema = Schema<Owner>(autoIncrement: true, indexes: [.unique(\.name)], links: [.link(\.pups)])
+        static let schema = Schema<Owner>(
+            autoIncrement: true, indexes: [.unique(\.name)], links: [.link(\.pups, exclusive: true)])
     }
 
     struct Pup: Model, Equatable {
@@ -99,7 +100,7 @@ struct CellarToolTests {
         #expect(lines.contains("        zip: int"))
         #expect(lines.contains("      pups: array<link<Pup>>"))
         #expect(lines.contains("    unique index u/Owner.name: 2 entries"))
-        #expect(lines.contains("    link pups → Pup nullify removeLink: b/Owner.pups, 3 entries"))
+        #expect(lines.contains("    link pups → Pup nullify removeLink exclusive: b/Owner.pups, 3 entries"))
         #expect(lines.contains("  Pup: 3 records"))
         #expect(lines.contains("    index i/Pup.age: 3 entries"))
         #expect(lines.contains("      nickname: string?"))
@@ -225,7 +226,8 @@ struct CellarToolTests {
     @Test func verifyNamesEveryDisagreementAndFails() throws {
         let folder = TemporaryFolder()
         try Self.kennel(in: folder)
-        // Damage behind Cellar's back, through LMDB alone: an index entry lost, a backlink entry made up, a linked pup
+        // Damage behind Cellar's back, through LMDB alone: an index entry lost, backlink entries made up (one gives an
+        // exclusively linked pup a second owner), a linked pup
         // deleted with its links left dangling, a record's bytes replaced, a duplicate of a unique name.
         do {
             let environment = try Environment(path: folder.url.path)
@@ -243,6 +245,7 @@ struct CellarToolTests {
                     try zed.withUnsafeBytes { value in try txn.delete(age, key: key, value: value) }
                 }
                 try txn.put(backlinks, key: try KeyEncoding.key("nobody"), value: try KeyEncoding.key(Int64(2)))
+                try txn.put(backlinks, key: try KeyEncoding.key("rex"), value: try KeyEncoding.key(Int64(2)))
                 _ = try txn.delete(pups, key: zed)
                 try txn.put(owners, key: try KeyEncoding.key(Int64(3)), value: [1, 0xFF, 0xFF])
                 try txn.put(names, key: try KeyEncoding.key("Ann"), value: try KeyEncoding.key(Int64(2)))
@@ -256,6 +259,7 @@ struct CellarToolTests {
         #expect(problems.contains(#"  b/Owner.pups holds the entry "nobody" → Owner 2, which no record gives"#))
         #expect(problems.contains(#"links through b/Owner.pups to "zed", which does not exist"#))
         #expect(problems.contains(#"links through b/Owner.pups to "nobody", which does not exist"#))
+        #expect(problems.contains(#"  "rex" is linked by 2 Owner records through the exclusive link b/Owner.pups"#))
         #expect(problems.contains(#"i/Pup.nick holds the entry nil → Pup "zed", which does not exist"#))
         #expect(problems.contains(#"  i/Pup.age holds"#) == false)
     }
