@@ -315,6 +315,28 @@ struct CellarToolTests {
         #expect(!FileManager.default.fileExists(atPath: missing))
     }
 
+    /// Progress goes to a terminal only: `script` runs the tool on a pseudo-terminal, as a person at a shell does.
+    @Test func longWorkShowsProgressOnATerminalAndNothingElsewhere() throws {
+        let folder = TemporaryFolder()
+        try Self.kennel(in: folder)
+        let piped = try Self.cellar("verify", folder.url.path)
+        #expect(piped.status == 0)
+        #expect(piped.errors == "")
+        let terminal = Process()
+        terminal.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        terminal.arguments = ["-qec", "\(try builtExecutable("cellar").path) verify \(folder.url.path)", "/dev/null"]
+        let output = Pipe()
+        terminal.standardOutput = output
+        try terminal.run()
+        let shown = Self.text(output)
+        terminal.waitUntilExit()
+        #expect(terminal.terminationStatus == 0)
+        #expect(shown.contains("\r\u{1B}[Kverifying Pup: 100% (3 of 3)"), "\(shown)")
+        // The line is cleared before the report, which reads as it does without a terminal.
+        #expect(shown.contains("\r\u{1B}[KStore \(folder.url.path), version "))
+        #expect(shown.hasSuffix("Everything agrees.\r\n"))
+    }
+
     @Test func eachCommandExplainsItselfWithHelp() throws {
         for command in ["info", "dump", "verify", "compact"] {
             let run = try Self.cellar(command, "--help")
