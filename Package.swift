@@ -5,12 +5,12 @@ import PackageDescription
 let package = Package(
     name: "Cellar",
     platforms: [.macOS(.v15)],
+    // What users import, and the tool. The `LMDB` wrapper is Cellar's own layer, not a product: its API may change
+    // with Cellar's needs. `cellar-demo` runs from this repository (`swift run cellar-demo`) without being one.
     products: [
         .library(name: "Cellar", targets: ["Cellar"]),
-        .library(name: "LMDB", targets: ["LMDB"]),
         // `@Record`, generated record code. A separate product, so that only its users build swift-syntax.
         .library(name: "CellarMacros", targets: ["CellarMacros"]),
-        .executable(name: "cellar-demo", targets: ["cellar-demo"]),
         // The `cellar` command-line tool. Its module is not named `cellar`: on a case-insensitive file system that
         // name would collide with `Cellar`'s.
         .executable(name: "cellar", targets: ["CellarTool"]),

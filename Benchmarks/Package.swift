@@ -23,7 +23,6 @@ let package = Package(
                 "CRawLMDB",
                 .product(name: "Cellar", package: cellarFolder),
                 .product(name: "CellarMacros", package: cellarFolder),
-                .product(name: "LMDB", package: cellarFolder),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Benchmarks/CellarBenchmarks",
