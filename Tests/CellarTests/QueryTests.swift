@@ -97,6 +97,53 @@ struct QueryTests {
         try check(\.weight > 20.5) { $0.weight > 20.5 }
     }
 
+    @Test func conditionsOnTheIdAreAnsweredByTheRecordsKeys() throws {
+        let store = try Store.inMemory(.init(models: [Pup.self, Note.self]))
+        try pups(store)  // ids 1...200
+        let all = try store.objects(Pup.self).results()
+        func check(
+            _ condition: Condition<Pup>, _ expected: (Pup) -> Bool, sourceLocation: SourceLocation = #_sourceLocation
+        ) throws {
+            let query = store.objects(Pup.self).where(condition)
+            #expect(try query.explain().hasPrefix("look up r/Pup by id for "), sourceLocation: sourceLocation)
+            #expect(!(try query.explain().contains("check each record")), sourceLocation: sourceLocation)
+            #expect(try query.results().map(\.id) == all.filter(expected).map(\.id), sourceLocation: sourceLocation)
+            #expect(try query.count() == all.filter(expected).count, sourceLocation: sourceLocation)
+        }
+        try check(\.id == 2) { $0.id == 2 }
+        try check(.in(\.id, [150, 3, 3, 999])) { [3, 150].contains($0.id) }
+        try check(\.id >= 198) { $0.id >= 198 }
+        try check(\.id < 4) { $0.id < 4 }
+        try check(.between(\.id, 10...12)) { (10...12).contains($0.id) }
+        try check(\.id == 0) { _ in false }
+        #expect(try store.objects(Pup.self).where(\.id == 7).explain() == "look up r/Pup by id for id == 7")
+
+        // With another indexed condition, the one with fewer entries drives; the other is checked on its records.
+        let narrow = store.objects(Pup.self).where(\.id >= 195 && \.age == 3)
+        #expect(try narrow.explain().hasPrefix("look up r/Pup by id for id >= 195, then check each record"))
+        #expect(try narrow.results().map(\.id) == all.filter { $0.id >= 195 && $0.age == 3 }.map(\.id))
+        let wide = store.objects(Pup.self).where(\.id >= 2 && \.age == 3)
+        #expect(try wide.explain().hasPrefix("use index i/Pup.age for age == 3"))
+        #expect(try wide.results().map(\.id) == all.filter { $0.id >= 2 && $0.age == 3 }.map(\.id))
+
+        // A sort on the id is the records' own order, in either direction, and stops at the limit.
+        let last = store.objects(Pup.self).sorted(by: \.id, ascending: false).limit(3)
+        #expect(try last.explain() == "read r/Pup in descending id order, then stop after 3")
+        #expect(try last.results().map(\.id) == [200, 199, 198])
+        let firstFive = store.objects(Pup.self).where(\.id <= 5).sorted(by: \.id, ascending: false)
+        #expect(try firstFive.explain() == "look up r/Pup by id for id <= 5")
+        #expect(try firstFive.results().map(\.id) == [5, 4, 3, 2, 1])
+
+        // A text id: ranges and prefixes of its keys.
+        try store.write { tx in
+            for id in ["apple", "banana", "blueberry", "cherry"] { try tx.insert(Note(id: id, text: id)) }
+        }
+        let berries = store.objects(Note.self).where(.hasPrefix(\.id, "b"))
+        #expect(try berries.explain() == "look up r/Note by id for id has prefix \"b\"")
+        #expect(try berries.results().map(\.id) == ["banana", "blueberry"])
+        #expect(try store.objects(Note.self).where(\.id > "banana").results().map(\.id) == ["blueberry", "cherry"])
+    }
+
     @Test func theMostSelectiveIndexedConditionDrives() throws {
         let store = try Store.inMemory(.init(models: [Pup.self]))
         try pups(store)

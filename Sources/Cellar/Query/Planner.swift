@@ -4,8 +4,11 @@ import LMDB
 /// How a query reads its records, chosen from the schema's indexes.
 struct QueryPlan {
     enum Access {
-        /// Every record, in primary-key order.
+        /// Every record, in primary-key order (backwards for a descending sort on the id).
         case records
+        /// The records whose primary keys lie in key ranges: a condition on the id, answered by the records database
+        /// itself.
+        case primaryKeyRanges([KeyRange])
         /// The entries of one index within key ranges: the driving condition's answer.
         case indexRanges(position: Int, ranges: [KeyRange])
         /// A whole index, in its order: the query's sort.
@@ -15,8 +18,10 @@ struct QueryPlan {
 
         /// Whether the records come in primary-key order.
         var readsPrimaryKeyOrder: Bool {
-            if case .records = self { return true }
-            return false
+            switch self {
+            case .records, .primaryKeyRanges: true
+            default: false
+            }
         }
     }
 
@@ -43,18 +48,25 @@ extension Query {
                 isDescending: false, driver: nil, indexDecides: false)
         }
         let indexes = M.schema.indexes
+        // The id's key is the record's key: the records database is an index on it. (`\M.id` names the protocol's
+        // requirement, a key path that never equals the model's own `\.id`: the property's name tells.)
+        func isID(_ path: PartialKeyPath<M>?) -> Bool { path.map { Index<M>.propertyName($0) == "id" } ?? false }
         func indexPosition(for path: PartialKeyPath<M>) -> Int? {
             indexes.firstIndex { $0.keyPaths.count == 1 && $0.keyPaths[0] == path }
                 ?? indexes.firstIndex { $0.keyPaths.first == path }
         }
         let conjuncts = predicate?.node.conjuncts ?? []
-        typealias Candidate = (condition: Comparison<M>, position: Int, ranges: [KeyRange], conjunct: Int)
+        /// A condition an index answers; `position` is `nil` for a condition on the id, answered by the records.
+        typealias Candidate = (condition: Comparison<M>, position: Int?, ranges: [KeyRange], conjunct: Int)
         var candidates: [Candidate] = []
         for (number, node) in conjuncts.enumerated() {
-            guard case .condition(let condition) = node, let found = condition.ranges, let path = condition.path,
-                let position = indexPosition(for: path)
+            guard case .condition(let condition) = node, let found = condition.ranges, let path = condition.path
             else { continue }
-            candidates.append((condition, position, try found.get(), number))
+            if isID(path) {
+                candidates.append((condition, nil, try found.get(), number))
+            } else if let position = indexPosition(for: path) {
+                candidates.append((condition, position, try found.get(), number))
+            }
         }
         // With a choice, the condition whose index holds the fewest entries drives (counted up to a cap, reading no
         // records); the kind of comparison breaks ties.
@@ -64,8 +76,8 @@ extension Query {
             var best = (count: Int.max, rank: Int.max)
             for candidate in candidates {
                 let count = try Self.countEntries(
-                    in: info.indexes[candidate.position], ranges: candidate.ranges, txn: txn, context: context,
-                    cap: 512)
+                    in: candidate.position.map { info.indexes[$0] } ?? info.records, ranges: candidate.ranges,
+                    txn: txn, context: context, cap: 512)
                 if (count, candidate.condition.rank) < best {
                     best = (count, candidate.condition.rank)
                     driver = candidate
@@ -75,11 +87,16 @@ extension Query {
         let firstSort = ordering.first
         let access: QueryPlan.Access
         let isOrdered: Bool
-        if let driver {
-            access = .indexRanges(position: driver.position, ranges: Self.normalized(driver.ranges))
+        if let driver, let position = driver.position {
+            access = .indexRanges(position: position, ranges: Self.normalized(driver.ranges))
             isOrdered =
-                ordering.isEmpty
-                || (ordering.count == 1 && indexes[driver.position].keyPaths.first == firstSort?.path)
+                ordering.isEmpty || (ordering.count == 1 && indexes[position].keyPaths.first == firstSort?.path)
+        } else if let driver {
+            access = .primaryKeyRanges(Self.normalized(driver.ranges))
+            isOrdered = ordering.isEmpty || (ordering.count == 1 && isID(firstSort?.path))
+        } else if let firstSort, ordering.count == 1, isID(firstSort.path) {
+            access = .records
+            isOrdered = true
         } else if let firstSort, ordering.count == 1, let position = indexPosition(for: firstSort.path) {
             access = .indexOrder(position: position)
             isOrdered = true
@@ -87,7 +104,8 @@ extension Query {
             access = .records
             isOrdered = ordering.isEmpty
         }
-        let indexDecides = driver.map { conjuncts.count == 1 && indexes[$0.position].keyPaths.count == 1 } ?? false
+        let indexDecides =
+            driver.map { conjuncts.count == 1 && $0.position.map { indexes[$0].keyPaths.count == 1 } ?? true } ?? false
         return QueryPlan(
             access: access, isOrdered: isOrdered, isDescending: isOrdered && firstSort?.ascending == false,
             driver: driver?.conjunct, indexDecides: indexDecides)
@@ -107,7 +125,13 @@ extension Query {
                 "read index \(indexes[position].databaseName(model: info.name)) in "
                     + (plan.isDescending ? "descending" : "ascending") + " order")
         case .records:
-            words.append("scan r/\(info.name)")
+            words.append(
+                plan.isOrdered && !ordering.isEmpty
+                    ? "read r/\(info.name) in " + (plan.isDescending ? "descending" : "ascending") + " id order"
+                    : "scan r/\(info.name)")
+        case .primaryKeyRanges:
+            let driving = plan.driver.map { conjuncts[$0].description } ?? ""
+            words.append("look up r/\(info.name) by id for \(driving)")
         case .backlinks(let position):
             let targets = try linkFilter.map { (filter) throws(StoreError) in try filter.describeTargets(context) }
             words.append("read backlink index \(info.links[position].databaseName) for \(targets ?? "")")
@@ -260,19 +284,30 @@ extension Query {
             linking = try linkingKeys(linkFilter, link: info.links[position], in: context)
         }
         try context.store.core.run("read") {
-            if case .records = plan.access {
+            switch plan.access {
+            case .records:
                 // The filter first, in the walk itself: most records of a filtered scan stop there. (Optional
                 // chaining: binding the filter would retain it once per record.)
-                try txn.walk(info.records) { entry in
+                try txn.walk(info.records, descending: plan.isDescending) { entry in
                     prefilter?.mayMatch(entry.value) == false ? true : try body(entry.key, entry.value)
                 }
                 return
+            case .primaryKeyRanges(let ranges):
+                for range in plan.isDescending ? ranges.reversed() : ranges {
+                    let goOn = try txn.walk(info.records, range: range, descending: plan.isDescending) { entry in
+                        prefilter?.mayMatch(entry.value) == false ? true : try body(entry.key, entry.value)
+                    }
+                    if !goOn { return }
+                }
+                return
+            default:
+                break
             }
             // Records named by an index or backlinks are looked up with one cursor: ids come in order, and LMDB
             // looks for the next one on the cursor's page before it descends from the root again.
             try txn.withCursor(info.records) { records in
                 switch plan.access {
-                case .records:
+                case .records, .primaryKeyRanges:
                     break
                 case .indexRanges(let position, let ranges):
                     for range in plan.isDescending ? ranges.reversed() : ranges {
@@ -314,7 +349,8 @@ extension Query {
         return found
     }
 
-    /// The count of an index range without reading records, when one indexed condition is the whole predicate.
+    /// The count of an index range (or of ids in the records database) without reading records, when one indexed
+    /// condition is the whole predicate.
     func countWithoutReading(in context: ReadScope, info: ModelInfo) throws(StoreError) -> Int? {
         guard distinctKey == nil, exclusions.isEmpty else { return nil }
         if let linkFilter {
@@ -326,11 +362,17 @@ extension Query {
         }
         guard let predicate else { return try context.recordCount(info) }
         let plan = try plan(info: info, context: context)
-        guard case .indexRanges(let position, let ranges) = plan.access, predicate.node.conjuncts.count == 1 else {
+        guard predicate.node.conjuncts.count == 1 else { return nil }
+        switch plan.access {
+        case .indexRanges(let position, let ranges):
+            return try Self.countEntries(
+                in: info.indexes[position], ranges: ranges, txn: try context.lmdb, context: context, cap: .max)
+        case .primaryKeyRanges(let ranges):
+            return try Self.countEntries(
+                in: info.records, ranges: ranges, txn: try context.lmdb, context: context, cap: .max)
+        default:
             return nil
         }
-        return try Self.countEntries(
-            in: info.indexes[position], ranges: ranges, txn: try context.lmdb, context: context, cap: .max)
     }
 
     /// How many entries of an index lie in `ranges`, counting up to about `cap`: one step per distinct key.

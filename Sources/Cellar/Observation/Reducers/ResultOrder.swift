@@ -35,11 +35,11 @@ struct ResultOrder<M: Model> {
                 )
             ]
             primaryKeyAscending = !plan.isDescending
-        case .records where query.ordering.isEmpty:
+        case .records where query.ordering.isEmpty, .primaryKeyRanges where query.ordering.isEmpty:
             identity = .primaryKey
             components = []
             primaryKeyAscending = true
-        case .records, .indexRanges:
+        case .records, .indexRanges, .primaryKeyRanges:
             identity = .sortKeys
             components = query.ordering.map { sort in
                 ({ (value) throws(StoreError) in try sort.key(value) }, sort.ascending)
