@@ -190,6 +190,14 @@ do {
     } catch {
         say("a second dog with chip C-42 was refused: \(error)")
     }
+    let retired = store.objects(Dog.self).where(\.age == 15 && \.kind == .mutt)
+    let retiredCount = try store.write { tx in try tx.delete(tx.objects(Dog.self).where(\.age == 15 && \.kind == .mutt))
+    }
+    say(
+        "deleted the \(retiredCount) mutts aged 15 by query, as Realm's realm.delete(results) (\(try retired.explain()))"
+    )
+    let someID = try store.objects(Dog.self).first()?.id ?? ""
+    say("a condition on the id needs no index: \(try store.objects(Dog.self).where(\.id == someID).explain())")
 
     heading("Errors are values you can catch, never crashes")
     do {

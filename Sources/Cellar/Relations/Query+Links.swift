@@ -100,24 +100,33 @@ extension Query {
         return query
     }
 
-    /// The primary keys of the matching records: from the index alone when it decides the query, without reading
-    /// the records.
+    /// The primary keys of the matching records: from the index (or the ids' ranges) alone when it decides the query,
+    /// without reading the records.
     func primaryKeys(in context: ReadScope) throws(StoreError) -> [[UInt8]] {
         let info = try context.store.info(for: M.self)
         let plan = try plan(info: info, context: context)
         let unshaped = ordering.isEmpty && distinctKey == nil && limitCount == nil && skipCount == 0
-        if unshaped, exclusions.isEmpty, case .indexRanges(let position, let ranges) = plan.access, plan.indexDecides {
-            let txn = try context.lmdb
-            var keys: [[UInt8]] = []
-            try context.store.core.run("read") {
-                for range in ranges {
-                    try txn.walk(info.indexes[position], range: range) { entry in
-                        keys.append(Array(entry.value))
-                        return true
+        if unshaped, exclusions.isEmpty, plan.indexDecides {
+            // The index entries' values are the keys; the ids' ranges in the records database are the keys.
+            let source: (database: Database, ranges: [KeyRange], keyIsValue: Bool)? =
+                switch plan.access {
+                case .indexRanges(let position, let ranges): (info.indexes[position], ranges, true)
+                case .primaryKeyRanges(let ranges): (info.records, ranges, false)
+                default: nil
+                }
+            if let source {
+                let txn = try context.lmdb
+                var keys: [[UInt8]] = []
+                try context.store.core.run("read") {
+                    for range in source.ranges {
+                        try txn.walk(source.database, range: range) { entry in
+                            keys.append(Array(source.keyIsValue ? entry.value : entry.key))
+                            return true
+                        }
                     }
                 }
+                return keys
             }
-            return keys
         }
         return try execute(in: context, info: info).map { (value) throws(StoreError) in
             try context.primaryKey(value.id, of: M.self)

@@ -132,6 +132,24 @@ public final class Transaction: ReadScope {
         return try deleteRecords(M.self, keys: keys, state: state)
     }
 
+    /// Deletes every record `query` matches (Realm's `realm.delete(results)`) through the one delete path, indexes,
+    /// links and delete rules included, and returns how many. The query runs in this transaction and sees its writes;
+    /// its sort, offset and limit choose the records as they would choose results. When an index or the ids alone
+    /// decide the query, the records' keys come from them: no record is read but those deleted.
+    ///
+    /// - Throws: `StoreError.deleteDenied` when a link's rule forbids deleting one of them; nothing is deleted then.
+    @discardableResult
+    public func delete<M: Model>(_ query: Query<M>) throws(StoreError) -> Int {
+        let state = try state(for: M.self)
+        return try deleteRecords(M.self, keys: try query.primaryKeys(in: self), state: state)
+    }
+
+    /// Deletes the records of a frozen `results` that still exist, and returns how many did.
+    @discardableResult
+    public func delete<M: Model>(_ results: Results<M>) throws(StoreError) -> Int {
+        try delete(M.self, ids: results.map(\.id))
+    }
+
     /// The one path every public delete takes: straight to `removeRecord` when no link leads from or to the model,
     /// through a planned deletion that follows the delete rules otherwise.
     private func deleteRecords<M: Model>(_ type: M.Type, keys: [[UInt8]], state: ModelWriteState) throws(StoreError)
