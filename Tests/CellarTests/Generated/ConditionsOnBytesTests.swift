@@ -81,7 +81,8 @@ struct Renamed: Model, Equatable {
     }
 }
 
-@Suite("Conditions checked on record bytes")
+// Serialized: `tallyReads` counts the decodes of every test of the suite.
+@Suite("Conditions checked on record bytes", .serialized)
 struct ConditionsOnBytesTests {
     static func pets() -> [Pet] {
         let names = ["Taro", "Hana", "taro", "Kuro", "Pochi"]
