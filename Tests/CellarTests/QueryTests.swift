@@ -13,6 +13,7 @@ struct Pup: Model, Equatable {
     var weight: Double = 10
     var owner: Int64?
     enum Kind: String, Codable, Sendable { case mutt, shiba, akita }
+    var isPuppy: Bool { age < 1 }
     static let schema = Schema<Pup>(
         autoIncrement: true, indexes: [.index(\.age), .index(\.name), .index(\.kind), .unique(\.tag), .index(\.owner)])
 }
@@ -144,13 +145,32 @@ struct QueryTests {
         #expect(try store.objects(Note.self).where(\.id > "banana").results().map(\.id) == ["blueberry", "cherry"])
     }
 
+    @Test func explainWritesValuesAsTheQueryDid() throws {
+        let store = try Store.inMemory(.init(models: [Pup.self]))
+        func plan(_ condition: Condition<Pup>) throws -> String {
+            try store.objects(Pup.self).where(condition).explain()
+        }
+        #expect(try plan(\.owner == 3) == "use index i/Pup.owner for owner == 3")
+        #expect(try plan(\.owner == nil) == "use index i/Pup.owner for owner == nil")
+        #expect(try plan(\.kind == .shiba) == "use index i/Pup.kind for kind == .shiba")
+        #expect(try plan(\.name == "Taro \"T\"") == #"use index i/Pup.name for name == "Taro \"T\"""#)
+        #expect(try plan(.in(\.age, [1, 5])) == "use index i/Pup.age for age in [1, 5]")
+        #expect(try plan(.in(\.owner, [1, nil])) == "use index i/Pup.owner for owner in [1, nil]")
+        #expect(try plan(.between(\.age, 3...7)) == "use index i/Pup.age for age in 3...7")
+        #expect(try plan(.between(\.weight, 1.5..<2)) == "scan r/Pup, then check each record for weight in 1.5..<2.0")
+        #expect(try plan(\.weight > 2.5) == "scan r/Pup, then check each record for weight > 2.5")
+        #expect(try plan(.contains(\.name, "ar")) == #"scan r/Pup, then check each record for name contains "ar""#)
+        // A computed property has no name in its key path, only an address: it is told by its type.
+        #expect(try plan(\.isPuppy == true) == "scan r/Pup, then check each record for computed Bool == true")
+    }
+
     @Test func theMostSelectiveIndexedConditionDrives() throws {
         let store = try Store.inMemory(.init(models: [Pup.self]))
         try pups(store)
         let query = store.objects(Pup.self).where(\.age >= 2 && \.tag == "T42" && \.name != "x")
         let plan = try query.explain()
-        #expect(plan.hasPrefix("use index u/Pup.tag for tag == T42"))
-        #expect(plan.contains("check each record for age >= 2 && name != x"))
+        #expect(plan.hasPrefix(#"use index u/Pup.tag for tag == "T42""#))
+        #expect(plan.contains(#"check each record for age >= 2 && name != "x""#))
         #expect(try query.results().map(\.tag) == ["T42"])
     }
 
@@ -159,7 +179,7 @@ struct QueryTests {
         try pups(store)
         // A third of the pups are shibas; a twentieth are 19.
         let query = store.objects(Pup.self).where(\.kind == .shiba && \.age >= 19)
-        #expect(try query.explain() == "use index i/Pup.age for age >= 19, then check each record for kind == shiba")
+        #expect(try query.explain() == "use index i/Pup.age for age >= 19, then check each record for kind == .shiba")
         #expect(try query.results().map(\.id) == [20, 80, 140, 200])
     }
 
@@ -288,7 +308,7 @@ struct QueryTests {
             }
         }
         let does = store.objects(Person.self).where(\.lastName == "Doe").sorted(by: \.lastName)
-        #expect(try does.explain() == "use index i/Person.lastName+firstName for lastName == Doe")
+        #expect(try does.explain() == #"use index i/Person.lastName+firstName for lastName == "Doe""#)
         #expect(try does.results().map(\.firstName) == ["Jane", "John"])
         #expect(try store.objects(Person.self).where(.hasPrefix(\.lastName, "D")).count() == 3)
     }
@@ -355,6 +375,43 @@ struct QueryTests {
         #expect(try store.objects(Indexed.self).where(\.color == "red").count() == 26)
     }
 
+    @Test func anIndexOnADecimalIsRefusedAtOpenNamingTheProperty() throws {
+        struct Price: Codable, Sendable {
+            var amount: Decimal
+            var currency: String
+        }
+        struct Item: Model {
+            var id: Int
+            var price: Decimal
+            static let schema = Schema<Item>(indexes: [.index(\.price)])
+        }
+        struct Listing: Model {
+            var id: Int
+            var price: Price
+            static let schema = Schema<Listing>(indexes: [.index(\.price)])
+        }
+        let reason =
+            "its index price covers price, which holds a Decimal, and a Decimal has no order-preserving key; index a "
+            + "Double, or an integer of cents, instead"
+        #expect(throws: StoreError.invalidSchema(model: "Item", reason: reason)) {
+            try Store.inMemory(.init(models: [Item.self]))
+        }
+        #expect(throws: StoreError.invalidSchema(model: "Listing", reason: reason)) {
+            try Store.inMemory(.init(models: [Listing.self]))
+        }
+    }
+
+    @Test func anIndexedValueTooLongForAKeyBlamesItsProperty() throws {
+        let store = try Store.inMemory(.init(models: [Pup.self]))
+        let long = String(repeating: "x", count: 600)
+        let error = StoreError.keyTooLong(model: "Pup", property: "name", length: 602, limit: 511)
+        #expect(throws: error) { try store.write { tx in try tx.insert(Pup(name: long, age: 1, tag: "t")) } }
+        #expect(
+            error.description
+                == "The name of a Pup makes an index key of 602 bytes; index keys may be at most 511. Store a shorter "
+                + "name, or index a shorter value derived from it.")
+    }
+
     @Test func badInputIsAClearErrorNotACrash() throws {
         struct Measured: Model {
             var id: Int
@@ -366,7 +423,7 @@ struct QueryTests {
         #expect(throws: StoreError.self) {
             try store.write { tx in try tx.insert(Measured(id: 1, value: .nan, label: "a")) }
         }
-        #expect(throws: StoreError.keyTooLong(model: "Measured", length: 602, limit: 511)) {
+        #expect(throws: StoreError.keyTooLong(model: "Measured", property: "label", length: 602, limit: 511)) {
             try store.write { tx in try tx.insert(Measured(id: 2, value: 1, label: String(repeating: "x", count: 600)))
             }
         }

@@ -49,7 +49,7 @@ struct StoreTests {
         }
         #expect(throws: StoreError.modelNotRegistered(model: "Dog")) { try store.count(Dog.self) }
         let long = String(repeating: "k", count: 600)
-        #expect(throws: StoreError.keyTooLong(model: "Note", length: 602, limit: 511)) {
+        #expect(throws: StoreError.keyTooLong(model: "Note", property: "id", length: 602, limit: 511)) {
             try store.write { tx in try tx.insert(Note(id: long, text: "")) }
         }
         let description = StoreError.duplicatePrimaryKey(model: "Note", id: "\"a\"").description

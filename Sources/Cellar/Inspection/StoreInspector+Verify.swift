@@ -226,17 +226,7 @@ private struct ModelCheck {
         return indexes + links
     }
 
-    /// The stored shape of the field at `path`, through nested structs.
-    private func shape(at path: [String]) -> ValueShape? {
-        var properties = model.schema.properties
-        var shape: ValueShape?
-        for name in path {
-            guard let property = properties.first(where: { $0.name == name }) else { return nil }
-            shape = property.shape
-            if case .object(let fields) = property.shape { properties = fields } else { properties = [] }
-        }
-        return shape
-    }
+    private func shape(at path: [String]) -> ValueShape? { model.schema.shape(at: path) }
 
     /// Whether a stored value of `shape` gives the key its Swift type gives.
     private static func hasKey(_ shape: ValueShape) -> Bool {

@@ -71,7 +71,8 @@ public struct Condition<M: Model>: Sendable {
             try values.map { (value) throws(StoreError) in KeyRange.equal(to: try conditionKey(value)) }
         }
         return Condition(
-            path: path, description: "\(name(path)) in \(values.map { "\($0)" })", ranges: ranges, rank: 1,
+            path: path, description: "\(name(path)) in [\(values.map(written).joined(separator: ", "))]",
+            ranges: ranges, rank: 1,
             equalTo: values, valueTest: { values.contains($0) })
     }
 
@@ -83,7 +84,8 @@ public struct Condition<M: Model>: Sendable {
             [KeyRange(lower: try conditionKey(range.lowerBound), upper: try conditionKey(range.upperBound).after)]
         }
         return Condition(
-            path: path, description: "\(name(path)) in \(range)", ranges: ranges, rank: 3,
+            path: path, description: "\(name(path)) in \(written(range.lowerBound))...\(written(range.upperBound))",
+            ranges: ranges, rank: 3,
             valueTest: { range.contains($0) })
     }
 
@@ -95,7 +97,8 @@ public struct Condition<M: Model>: Sendable {
             [KeyRange(lower: try conditionKey(range.lowerBound), upper: try conditionKey(range.upperBound))]
         }
         return Condition(
-            path: path, description: "\(name(path)) in \(range)", ranges: ranges, rank: 3,
+            path: path, description: "\(name(path)) in \(written(range.lowerBound))..<\(written(range.upperBound))",
+            ranges: ranges, rank: 3,
             valueTest: { range.contains($0) })
     }
 
@@ -107,25 +110,49 @@ public struct Condition<M: Model>: Sendable {
             return [KeyRange(lower: start, upper: start + [0xFF])]
         }
         return Condition(
-            path: path, description: "\(name(path)) has prefix \"\(prefix)\"", ranges: ranges, rank: 2,
+            path: path, description: "\(name(path)) has prefix \(prefix.debugDescription)", ranges: ranges, rank: 2,
             valueTest: { $0.hasPrefix(prefix) })
     }
 
     /// The text contains `part`. Checked record by record.
     public static func contains(_ path: KeyPath<M, String> & Sendable, _ part: String) -> Condition {
         Condition(
-            path: path, description: "\(name(path)) contains \"\(part)\"", ranges: nil, rank: .max,
+            path: path, description: "\(name(path)) contains \(part.debugDescription)", ranges: nil, rank: .max,
             valueTest: { $0.contains(part) })
     }
 
     /// The text equals `text`, ignoring case. Checked record by record.
     public static func equalsIgnoringCase(_ path: KeyPath<M, String> & Sendable, _ text: String) -> Condition {
         Condition(
-            path: path, description: "\(name(path)) equals \"\(text)\" ignoring case", ranges: nil, rank: .max,
+            path: path, description: "\(name(path)) equals \(text.debugDescription) ignoring case", ranges: nil,
+            rank: .max,
             valueTest: { $0.caseInsensitiveCompare(text) == .orderedSame })
     }
 
-    static func name(_ path: AnyKeyPath) -> String { Index<M>.propertyName(path) }
+    /// The property's name as `explain()` shows it. A computed property's key path has an address, not a name: it is
+    /// told by its kind (`computed Int`).
+    static func name(_ path: AnyKeyPath) -> String {
+        let name = Index<M>.propertyName(path)
+        guard name.contains("<computed"), let open = name.lastIndex(of: "("), let close = name.lastIndex(of: ")"),
+            open < close
+        else { return name }
+        return "computed " + name[name.index(after: open)..<close]
+    }
+
+    /// A compared value as the query wrote it: `3` and `nil`, not `Optional(3)`; text in quotes; an enum case as
+    /// `.shiba`.
+    static func written(_ value: Any) -> String {
+        let mirror = Mirror(reflecting: value)
+        switch mirror.displayStyle {
+        case .optional:
+            return mirror.children.first.map { written($0.value) } ?? "nil"
+        case .enum where mirror.children.isEmpty:
+            return ".\(value)"
+        default:
+            if let text = value as? String { return text.debugDescription }
+            return "\(value)"
+        }
+    }
 }
 
 /// One comparison of a predicate.
@@ -209,7 +236,7 @@ private func comparison<M: Model, V: Encodable & Sendable>(
         return range(key).map { [$0] } ?? []
     }
     return Condition(
-        path: path, description: "\(Condition<M>.name(path)) \(symbol) \(value)",
+        path: path, description: "\(Condition<M>.name(path)) \(symbol) \(Condition<M>.written(value))",
         ranges: rank == .max ? nil : ranges, rank: rank, equalTo: equality ? [value] : nil, negated: negated,
         valueTest: { test($0, value) })
 }

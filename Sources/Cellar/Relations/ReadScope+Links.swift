@@ -59,7 +59,7 @@ extension ReadScope {
         // A target's key is a primary key: one too long for LMDB cannot name a record, and cannot be stored.
         let limit = store.core.environment.maxKeySize
         if let long = keys.first(where: { $0.count > limit }) {
-            throw .keyTooLong(model: relationship.targetName, length: long.count, limit: limit)
+            throw .keyTooLong(model: relationship.targetName, property: "id", length: long.count, limit: limit)
         }
         guard keys.count > 1 else { return keys }
         if keys.count <= 16 {

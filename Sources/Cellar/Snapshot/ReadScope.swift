@@ -96,7 +96,9 @@ extension ReadScope {
             throw .invalidKey(model: M.schema.name, reason: "\(error)")
         }
         let limit = store.core.environment.maxKeySize
-        guard key.count <= limit else { throw .keyTooLong(model: M.schema.name, length: key.count, limit: limit) }
+        guard key.count <= limit else {
+            throw .keyTooLong(model: M.schema.name, property: "id", length: key.count, limit: limit)
+        }
     }
 
     /// Decodes one record, reloading the key dictionary once if another writer added keys since.

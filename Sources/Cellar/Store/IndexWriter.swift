@@ -47,7 +47,7 @@ struct IndexWriter {
         -> Bool
     {
         let mustBeUnique = try told(index.name) { try index.make(value, into: &key) }
-        try checkLength(key)
+        try checkLength(key, index: index.name)
         return mustBeUnique
     }
 
@@ -56,14 +56,15 @@ struct IndexWriter {
         _ name: String, _ make: () throws -> (key: [UInt8], mustBeUnique: Bool)
     ) throws(StoreError) -> (key: [UInt8], mustBeUnique: Bool) {
         let entry = try told(name, make)
-        try checkLength(entry.key)
+        try checkLength(entry.key, index: name)
         return entry
     }
 
-    private func checkLength(_ key: [UInt8]) throws(StoreError) {
+    /// Throws `keyTooLong` naming the index's properties (`name`, `lastName+firstName`) when `key` is over the limit.
+    private func checkLength(_ key: [UInt8], index: String) throws(StoreError) {
         let maxKeySize = core.environment.maxKeySize
         guard key.count <= maxKeySize else {
-            throw .keyTooLong(model: model, length: key.count, limit: maxKeySize)
+            throw .keyTooLong(model: model, property: index, length: key.count, limit: maxKeySize)
         }
     }
 

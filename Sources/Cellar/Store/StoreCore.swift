@@ -391,6 +391,20 @@ final class StoreCore: Sendable {
                 reason: "an index on a computed property has no name that stays the same across launches "
                     + "(\(quoted(unnamed.name))); give it one: .index(\\.property, name: \"…\")")
         }
+        // A Decimal has no order-preserving key: refused here, naming the property, not at the first insert.
+        let captured = try M.capturedSchema()
+        for index in schema.indexes {
+            for path in index.keyPaths {
+                let property = Index<M>.propertyName(path)
+                if captured.shape(at: property.split(separator: "."))?.holdsDecimal == true {
+                    throw .invalidSchema(
+                        model: name,
+                        reason:
+                            "its index \(index.name) covers \(property), which holds a Decimal, and a Decimal has no "
+                            + "order-preserving key; index a Double, or an integer of cents, instead")
+                }
+            }
+        }
         var linkNames: Set<String> = []
         for link in schema.links {
             guard !link.name.contains("<computed") else {

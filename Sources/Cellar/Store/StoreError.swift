@@ -25,7 +25,7 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible, Loca
     /// `backlink(to:via:)` asked for the one record linking to a target through a link that is not exclusive.
     case linkNotExclusive(link: String)
     /// A primary key's bytes exceed LMDB's key limit (511 bytes).
-    case keyTooLong(model: String, length: Int, limit: Int)
+    case keyTooLong(model: String, property: String, length: Int, limit: Int)
     /// A value cannot become a key: NaN, or a type with no ordered form.
     case invalidKey(model: String, reason: String)
     /// The model's `encode(to:)` threw, or used its containers in a way the record format cannot hold.
@@ -102,8 +102,11 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible, Loca
         case .linkNotExclusive(let link):
             "\(link) is not exclusive, so a record may be linked from several others. Use backlinks(to:via:), or "
                 + "declare the link with exclusive: true."
-        case .keyTooLong(let model, let length, let limit):
-            "A \(model) key is \(length) bytes long; keys may be at most \(limit). Use a shorter id."
+        case .keyTooLong(let model, let property, let length, let limit):
+            property == "id"
+                ? "A \(model) id makes a key of \(length) bytes; keys may be at most \(limit). Use a shorter id."
+                : "The \(property) of a \(model) makes an index key of \(length) bytes; index keys may be at most "
+                    + "\(limit). Store a shorter \(property), or index a shorter value derived from it."
         case .invalidKey(let model, let reason):
             "A \(model) value cannot be used as a key: \(reason)."
         case .encodingFailed(let model, let reason):

@@ -37,8 +37,8 @@ struct LinkIntegrityTests {
         #expect {
             try store.write { tx in try tx.insert(Person(name: "Alice", dogs: [Link(id: long)])) }
         } throws: { error in
-            guard case .keyTooLong(let model, let length, _) = error as? StoreError else { return false }
-            return model == "Dog" && length > 600
+            guard case .keyTooLong(let model, let property, let length, _) = error as? StoreError else { return false }
+            return model == "Dog" && property == "id" && length > 600
         }
         #expect(try store.count(Person.self) == 0)
     }

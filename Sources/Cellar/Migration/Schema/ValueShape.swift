@@ -47,6 +47,16 @@ indirect enum ValueShape: Hashable, Sendable, Codable {
         }
     }
 
+    /// Whether a value of this shape holds a `Decimal` anywhere: a value no index key can order.
+    var holdsDecimal: Bool {
+        switch self {
+        case .decimal: true
+        case .object(let fields): fields.contains { $0.shape.holdsDecimal }
+        case .list(let element), .dictionary(let element): element.holdsDecimal
+        default: false
+        }
+    }
+
     /// Whether values stored with shape `old` decode as this shape without help. Nested objects are compared field
     /// by field elsewhere, so two objects count as readable here.
     func reads(_ old: ValueShape) -> Bool {
@@ -84,4 +94,16 @@ struct ModelSchema: Hashable, Sendable, Codable {
     var autoIncrement: Bool
 
     func property(_ name: String) -> PropertyShape? { properties.first { $0.name == name } }
+
+    /// The shape of the field at a path of names (`["address", "zip"]`), through nested structs.
+    func shape(at path: some Sequence<some StringProtocol>) -> ValueShape? {
+        var fields = properties
+        var shape: ValueShape?
+        for name in path {
+            guard let field = fields.first(where: { $0.name == name }) else { return nil }
+            shape = field.shape
+            if case .object(let inner) = field.shape { fields = inner } else { fields = [] }
+        }
+        return shape
+    }
 }
