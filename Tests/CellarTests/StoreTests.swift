@@ -32,10 +32,10 @@ struct StoreTests {
             (try tx.delete(Note.self, id: "b"), try tx.delete(Note.self, id: "b"))
         }
         #expect(deleted == (true, false))
-        #expect(try store.objects(Note.self).count() == 2)
+        #expect(try store.objects(Note.self).count == 2)
         #expect(try store.write { tx in try tx.deleteAll(Note.self) } == 2)
         #expect(try store.count(Note.self) == 0)
-        #expect(try store.objects(Note.self).first() == nil)
+        #expect(try store.objects(Note.self).first == nil)
     }
 
     @Test func typedErrorsForDuplicatesAndMissingRecords() throws {
@@ -112,7 +112,7 @@ struct StoreTests {
         let escaped = try store.write { tx in tx.objects(Note.self) }
         #expect(throws: StoreError.transactionEnded) { try escaped.results() }
         let fromSnapshot = try store.read { snapshot in snapshot.objects(Note.self) }
-        #expect(throws: StoreError.transactionEnded) { try fromSnapshot.count() }
+        #expect(throws: StoreError.transactionEnded) { try fromSnapshot.count }
     }
 
     @Test func nestedWriteIsAnErrorNotADeadlock() throws {

@@ -22,7 +22,7 @@ struct LinkExclusion: Sendable {
 
 extension Query {
     /// The records whose link `path` leads to `target`: "who links to this dog". Read from the link's backlink
-    /// index, so the records are found without reading any other; `count()` reads the index alone.
+    /// index, so the records are found without reading any other; `count` reads the index alone.
     ///
     /// ```swift
     /// let owners = try store.objects(Person.self).linking(to: taro, via: \.dogs).results()

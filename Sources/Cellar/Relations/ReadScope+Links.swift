@@ -45,7 +45,7 @@ extension ReadScope {
         {
             throw .linkNotExclusive(link: info.links[position].label)
         }
-        return try query.first()
+        return try query.first
     }
 
     /// The distinct target keys of one link property of `value`, in the order they first appear.

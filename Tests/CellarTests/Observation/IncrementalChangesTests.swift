@@ -76,7 +76,7 @@ struct IncrementalChangesTests {
                         }
                     }
                 }
-                let expected = Array(try query.results())
+                let expected = Array(try await query.results())
                 guard shown != expected else { continue }
                 let change = try #require(try await changes.next())
                 #expect(Array(change.results) == expected)
@@ -125,7 +125,7 @@ struct IncrementalChangesTests {
         let change = try #require(try await changes.next())
         #expect(changes.recordsDecoded == 1 && changes.queryRuns == 1)
         #expect(change.results.first == Card(id: 42, rank: 0, tag: "a"), "tag \"a\" sorts before every \"t…\"")
-        #expect(Array(change.results) == Array(try query.results()))
+        #expect(Array(change.results) == Array(try await query.results()))
         try Self.check(change, from: old)
         try await store.write { tx in try tx.update(Card(id: 42, rank: 1, tag: "a")) }
         let inPlace = try #require(try await changes.next())

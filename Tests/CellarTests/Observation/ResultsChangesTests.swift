@@ -127,7 +127,7 @@ struct ResultsChangesTests {
         for round in 1...1_100 {
             try await store.write { tx in try tx.update(Item(id: 3, rank: 3, tag: "round \(round)")) }
         }
-        let logged = try store.read { snapshot in
+        let logged = try await store.read { snapshot in
             try snapshot.lmdb.statistics(store.core.changeLog).entries
         }
         #expect(logged >= 1_000 && logged <= 1_000 + Int(ChangeLog.pruneInterval))
@@ -168,7 +168,7 @@ struct ResultsChangesTests {
         }
         #expect(inserted == [2, 3, 4, 5, 6])
         #expect(
-            try store.objects(Ticket.self).results().map(\.writer) == ["test"] + Array(repeating: "helper", count: 5))
+            try await store.objects(Ticket.self).results().map(\.writer) == ["test"] + Array(repeating: "helper", count: 5))
     }
 
     @Test func aCompactedCopyStartsWithoutTheOriginalsLog() async throws {
@@ -180,7 +180,7 @@ struct ResultsChangesTests {
         // The copy starts again at version 1: log entries of versions 2...31 would be read as its own commits.
         let copy = try Store(at: copyURL, configuration: .init(models: [Item.self, Other.self]))
         let newest = copy.version.rawValue
-        let stale = try copy.read { snapshot in
+        let stale = try await copy.read { snapshot in
             var keys: [UInt64] = []
             try snapshot.lmdb.walk(copy.core.changeLog) { entry in
                 keys.append(UInt64(bigEndian: entry.key.loadUnaligned(as: UInt64.self)))
