@@ -168,7 +168,8 @@ struct ResultsChangesTests {
         }
         #expect(inserted == [2, 3, 4, 5, 6])
         #expect(
-            try await store.objects(Ticket.self).results().map(\.writer) == ["test"] + Array(repeating: "helper", count: 5))
+            try await store.objects(Ticket.self).results().map(\.writer) == ["test"]
+                + Array(repeating: "helper", count: 5))
     }
 
     @Test func aCompactedCopyStartsWithoutTheOriginalsLog() async throws {
