@@ -36,13 +36,13 @@ public final class Migration {
     public let oldSchemaVersion: Int
     /// The version the running step migrates to.
     public internal(set) var schemaVersion: Int
-    let txn: WriteTransaction
+    let txn: LMDB.WriteTransaction
     let core: StoreCore
     /// The stored names of the configuration's models.
     private let registered: Set<String>
     private var models: [String: MigratingModel] = [:]
 
-    init(oldSchemaVersion: Int, registered: Set<String>, txn: WriteTransaction, core: StoreCore) {
+    init(oldSchemaVersion: Int, registered: Set<String>, txn: LMDB.WriteTransaction, core: StoreCore) {
         self.oldSchemaVersion = oldSchemaVersion
         self.schemaVersion = oldSchemaVersion
         self.registered = registered

@@ -5,11 +5,11 @@ import LMDB
 struct ModelOperations: Sendable {
     /// The distinct target keys of each of the model's links in the record at a key, in the schema's order; `nil`
     /// when there is no record. A record that cannot be decoded gives no targets: it can still be deleted.
-    let linkTargets: @Sendable (Transaction, ModelInfo, [UInt8]) throws(StoreError) -> [[[UInt8]]]?
+    let linkTargets: @Sendable (WriteTransaction, ModelInfo, [UInt8]) throws(StoreError) -> [[[UInt8]]]?
     /// Deletes the record at a key with its index and backlink entries, rules already followed.
-    let remove: @Sendable (Transaction, [UInt8]) throws(StoreError) -> Void
+    let remove: @Sendable (WriteTransaction, [UInt8]) throws(StoreError) -> Void
     /// Drops from the record at a key its links to the given targets (by link position) and writes it back.
-    let removeLinks: @Sendable (Transaction, ModelInfo, [UInt8], [Int: [[UInt8]]]) throws(StoreError) -> Void
+    let removeLinks: @Sendable (WriteTransaction, ModelInfo, [UInt8], [Int: [[UInt8]]]) throws(StoreError) -> Void
     /// Checks the model's indexes and backlinks against its records, in words.
     let verify: @Sendable (ReadScope, ModelInfo, inout IntegrityProblems) throws(StoreError) -> Void
 

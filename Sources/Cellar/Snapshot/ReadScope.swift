@@ -2,7 +2,7 @@ import Foundation
 import LMDB
 import Synchronization
 
-/// What a `Snapshot` and a write `Transaction` share: the reads of one version of the store, written once.
+/// What a `Snapshot` and a write `WriteTransaction` share: the reads of one version of the store, written once.
 ///
 /// A scope exists only inside the closure of `Store.read` or `Store.write`, on its thread. Everything decoded from
 /// it is a copy that may go anywhere.

@@ -93,13 +93,15 @@ struct IndexWriter {
     }
 
     /// Adds one entry. Index databases are DUPSORT, unique ones too, because `nil` values may repeat.
-    func add(_ key: [UInt8], primaryKey: [UInt8], to database: Database, in txn: WriteTransaction) throws(StoreError) {
+    func add(_ key: [UInt8], primaryKey: [UInt8], to database: Database, in txn: LMDB.WriteTransaction)
+        throws(StoreError)
+    {
         do { try txn.put(database, key: key, value: primaryKey) } catch {
             throw core.error(error, "write an index entry")
         }
     }
 
-    func remove(_ key: [UInt8], primaryKey: [UInt8], from database: Database, in txn: WriteTransaction)
+    func remove(_ key: [UInt8], primaryKey: [UInt8], from database: Database, in txn: LMDB.WriteTransaction)
         throws(StoreError)
     {
         do {

@@ -104,13 +104,13 @@ public final class Store: Sendable {
     ///
     /// - Throws: what `body` throws, or a `StoreError`.
     @discardableResult
-    public func write<R>(_ body: (Transaction) throws -> R) throws -> R {
-        var committed: Transaction?
+    public func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
+        var committed: WriteTransaction?
         let result: R
         do {
             result = try core.environment.write { txn in
                 try core.checkSchemaGeneration(txn)
-                let transaction = Transaction(store: self, transaction: txn)
+                let transaction = WriteTransaction(store: self, transaction: txn)
                 defer { transaction.end() }
                 let value = try body(transaction)
                 try transaction.flush()
@@ -134,7 +134,7 @@ public final class Store: Sendable {
     ///
     /// - Throws: what `body` throws, or a `StoreError`.
     @discardableResult
-    public func write<R: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> R) async throws -> R {
+    public func write<R: Sendable>(_ body: @escaping @Sendable (WriteTransaction) throws -> R) async throws -> R {
         try await withCheckedThrowingContinuation { continuation in
             core.writerQueue.async {
                 continuation.resume(with: Result { try self.write(body) })

@@ -285,7 +285,7 @@ final class StoreCore: Sendable {
     /// Opens the databases of `models`: through `writing`, creating and building what is missing, or, for a read-only
     /// store, only those that exist.
     private func register(
-        _ models: [any Model.Type], rebuild: Set<String>, in txn: ReadTransaction, writing: WriteTransaction?
+        _ models: [any Model.Type], rebuild: Set<String>, in txn: ReadTransaction, writing: LMDB.WriteTransaction?
     ) throws -> [ObjectIdentifier: ModelInfo] {
         var infos: [ObjectIdentifier: ModelInfo] = [:]
         var names: Set<String> = []
@@ -324,7 +324,7 @@ final class StoreCore: Sendable {
 
     private func register<M: Model>(
         _ type: M.Type, registered: Set<ObjectIdentifier>, rebuild: Set<String>, in txn: ReadTransaction,
-        writing: WriteTransaction?
+        writing: LMDB.WriteTransaction?
     ) throws -> ModelInfo {
         let schema = M.schema
         let name = schema.name
@@ -431,7 +431,7 @@ final class StoreCore: Sendable {
     /// and deletes the databases of indexes and links the schema no longer declares. The list of a model's derived
     /// databases is kept in `_meta` under `indexes/<Model>`.
     private func openDerivedDatabases<M: Model>(
-        of schema: Schema<M>, records: Database, dictionary: KeyDictionary, rebuild: Bool, in txn: WriteTransaction
+        of schema: Schema<M>, records: Database, dictionary: KeyDictionary, rebuild: Bool, in txn: LMDB.WriteTransaction
     ) throws -> (indexes: [Database], links: [Database]) {
         // `schema` is read once by the caller: a computed `schema` rebuilds its key paths' names on every access.
         let model = schema.name
@@ -473,7 +473,7 @@ final class StoreCore: Sendable {
 
     /// Fills new index and backlink databases from the stored records.
     private func build<M: Model>(
-        model: String, records: Database, dictionary: KeyDictionary, in txn: WriteTransaction,
+        model: String, records: Database, dictionary: KeyDictionary, in txn: LMDB.WriteTransaction,
         indexes: [(Index<M>, Database)], links: [(Relationship<M>, Database)]
     ) throws {
         let decoder = RecordDecoder()

@@ -99,7 +99,7 @@ struct DeleteRulePropertyTests {
         return "deleted"
     }
 
-    private func delete(model: Int, ids: [Int], in tx: Transaction) throws {
+    private func delete(model: Int, ids: [Int], in tx: WriteTransaction) throws {
         switch model {
         case 0: try tx.delete(Owner.self, ids: ids)
         case 1: try tx.delete(Pet.self, ids: ids)
@@ -111,7 +111,7 @@ struct DeleteRulePropertyTests {
         }
     }
 
-    private func deleteAll(model: Int, in tx: Transaction) throws {
+    private func deleteAll(model: Int, in tx: WriteTransaction) throws {
         switch model {
         case 0: try tx.deleteAll(Owner.self)
         case 1: try tx.deleteAll(Pet.self)

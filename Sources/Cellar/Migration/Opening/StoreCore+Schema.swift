@@ -21,7 +21,7 @@ extension StoreCore {
     /// Brings the stored records and schemas in line with `configuration`, before the models' databases are opened.
     ///
     /// - Throws: `schemaVersionTooLow`, `migrationRequired`, `migrationFailed`, or the error of a step.
-    func reconcile(_ configuration: Configuration, in txn: WriteTransaction) throws -> Reconciliation {
+    func reconcile(_ configuration: Configuration, in txn: LMDB.WriteTransaction) throws -> Reconciliation {
         let opening = try openingPlan(for: configuration, in: txn)
         let plans = opening.models
         if let stored = opening.storedVersion, stored > configuration.schemaVersion {
@@ -200,7 +200,7 @@ extension StoreCore {
     }
 
     /// Stores the plan's schema (already encoded) and removed properties, writing only what differs.
-    private func storeSchema(_ plan: ModelSchemaPlan, encoded: [UInt8], in txn: WriteTransaction) throws {
+    private func storeSchema(_ plan: ModelSchemaPlan, encoded: [UInt8], in txn: LMDB.WriteTransaction) throws {
         let key = Array("schema/\(plan.name)".utf8)
         if try txn.get(meta, key: key)?.equals(encoded) != true { try txn.put(meta, key: key, value: encoded) }
         let retiredKey = Array("retired/\(plan.name)".utf8)
@@ -216,7 +216,7 @@ extension StoreCore {
 
     /// Moves a renamed model's records, key dictionary and sequence to its new name; its old indexes and backlinks
     /// are dropped (the new ones are built under the new name).
-    private func moveModel(from formerName: String, to name: String, in txn: WriteTransaction) throws {
+    private func moveModel(from formerName: String, to name: String, in txn: LMDB.WriteTransaction) throws {
         if let old = try txn.openDatabase(named: "r/\(formerName)") {
             let new = try txn.createDatabase(named: "r/\(name)")
             guard try txn.statistics(new).entries == 0 else {
@@ -250,7 +250,7 @@ extension StoreCore {
     }
 
     /// Drops the indexes and backlink databases listed for the model stored as `model`, and the list.
-    private func dropDerivedDatabases(of model: String, in txn: WriteTransaction) throws {
+    private func dropDerivedDatabases(of model: String, in txn: LMDB.WriteTransaction) throws {
         let listKey = Array("indexes/\(model)".utf8)
         guard let list = try txn.get(meta, key: listKey).map({ String(decoding: $0, as: UTF8.self) }) else { return }
         for database in list.split(separator: "\n") {
@@ -261,7 +261,7 @@ extension StoreCore {
 
     /// Removes a model this configuration does not register: its records, indexes, backlinks and schema. Its
     /// sequence stays, so that its ids are never handed out again if it comes back.
-    func dropModel(_ model: String, in txn: WriteTransaction) throws {
+    func dropModel(_ model: String, in txn: LMDB.WriteTransaction) throws {
         if let records = try txn.openDatabase(named: "r/\(model)") { try txn.drop(records) }
         try dropDerivedDatabases(of: model, in: txn)
         for prefix in ["keys/", "schema/", "retired/"] { _ = try txn.delete(meta, key: Array((prefix + model).utf8)) }

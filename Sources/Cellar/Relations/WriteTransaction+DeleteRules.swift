@@ -31,7 +31,7 @@ struct RecordRef: Hashable {
     }
 }
 
-extension Transaction {
+extension WriteTransaction {
     /// Works out what deleting `seeds` deletes by the links' rules and checks every `.deny` rule against the whole
     /// of it. `ignoring` names links that the write being planned removes, as if they were gone already.
     func planDeletion(

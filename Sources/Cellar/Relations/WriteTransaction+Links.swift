@@ -17,7 +17,7 @@ struct AddedLink {
     let source: [UInt8]
 }
 
-extension Transaction {
+extension WriteTransaction {
     /// Adds to `plan` the backlink entries the write moves, after checking exclusive links; with
     /// `followOwnership`, plans the deletion of owned targets that lose their last link.
     func planLinks<M: Model>(

@@ -1,9 +1,9 @@
 import LMDB
 
-extension Transaction {
+extension WriteTransaction {
     /// Writes this transaction's change log under the version it creates, and now and then drops the entries older
     /// than the log keeps, so that it stays the same size.
-    func writeChangeLog(_ txn: WriteTransaction) throws(StoreError) {
+    func writeChangeLog(_ txn: LMDB.WriteTransaction) throws(StoreError) {
         guard !changes.isEmpty else { return }
         let version = txn.id
         committedVersion = version
@@ -18,7 +18,7 @@ extension Transaction {
     }
 }
 
-extension Transaction {
+extension WriteTransaction {
     /// The stored names of the models this transaction changed.
     var changedModels: Set<String> { Set(changes.byModel.keys) }
 }
@@ -31,7 +31,7 @@ extension ChangeLog {
 extension StoreCore {
     /// Drops change-log entries of versions this file never committed: a compacted copy (`compact(to:)`) starts again
     /// at version 1 with the log of the original, whose entries would otherwise be read as changes of the copy.
-    static func dropChangeLogFromAnotherLife(_ log: Database, in txn: WriteTransaction) throws {
+    static func dropChangeLogFromAnotherLife(_ log: Database, in txn: LMDB.WriteTransaction) throws {
         let newest = ChangeLog.key(txn.id - 1)
         var stale: [[UInt8]] = []
         try txn.walk(log, descending: true) { entry in

@@ -1,11 +1,12 @@
 import LMDB
 
-/// The write transaction inside `Store.write`: every change in it commits together or not at all.
+/// The write transaction inside `Store.write`: every change in it commits together or not at all. (Named so beside
+/// `Snapshot`, and so that it never meets SwiftUI's `Transaction`, which every view file imports.)
 ///
 /// Its reads (`object`, `count`, `objects`, from `ReadScope`) see its own writes; `version` is the version it will
 /// create when it commits. It lives only inside the closure, on the closure's thread.
-public final class Transaction: ReadScope {
-    private var transaction: WriteTransaction?
+public final class WriteTransaction: ReadScope {
+    private var transaction: LMDB.WriteTransaction?
     /// Per-model state of this transaction: encoder, key dictionary, pending sequence value.
     private var states: [ObjectIdentifier: ModelWriteState] = [:]
     /// The state used last: a transaction usually writes one model many times.
@@ -17,7 +18,7 @@ public final class Transaction: ReadScope {
     /// Links this transaction added, whose targets must exist when it commits.
     var linksToCheck: [AddedLink] = []
 
-    init(store: Store, transaction: WriteTransaction) {
+    init(store: Store, transaction: LMDB.WriteTransaction) {
         self.transaction = transaction
         super.init(store: store)
     }
@@ -378,7 +379,7 @@ public final class Transaction: ReadScope {
 
     // MARK: Internals
 
-    var writable: WriteTransaction {
+    var writable: LMDB.WriteTransaction {
         get throws(StoreError) {
             guard let transaction else { throw .transactionEnded }
             return transaction
@@ -545,7 +546,7 @@ final class ModelWriteState {
         self.encoder = RecordEncoder(dictionary: dictionary)
     }
 
-    func nextID(in transaction: Transaction) throws(StoreError) -> Int64 {
+    func nextID(in transaction: WriteTransaction) throws(StoreError) -> Int64 {
         if let pendingNextID { return pendingNextID }
         let txn = try transaction.lmdb
         let stored: UnsafeRawBufferPointer?
