@@ -1,5 +1,6 @@
 import Foundation
 import LMDB
+import Synchronization
 
 /// How a query reads its records, chosen from the schema's indexes.
 struct QueryPlan {
@@ -48,9 +49,8 @@ extension Query {
                 isDescending: false, driver: nil, indexDecides: false)
         }
         let indexes = M.schema.indexes
-        // The id's key is the record's key: the records database is an index on it. (`\M.id` names the protocol's
-        // requirement, a key path that never equals the model's own `\.id`: the property's name tells.)
-        func isID(_ path: PartialKeyPath<M>?) -> Bool { path.map { Index<M>.propertyName($0) == "id" } ?? false }
+        // The id's key is the record's key: the records database is an index on it.
+        func isID(_ path: PartialKeyPath<M>?) -> Bool { path.map(namesID) ?? false }
         func indexPosition(for path: PartialKeyPath<M>) -> Int? {
             indexes.firstIndex { $0.keyPaths.count == 1 && $0.keyPaths[0] == path }
                 ?? indexes.firstIndex { $0.keyPaths.first == path }
@@ -381,4 +381,22 @@ extension Query {
     ) throws(StoreError) -> Int {
         try context.store.core.run("count") { try txn.countEntries(database, in: ranges, cap: cap) }
     }
+}
+
+/// Whether each key path a plan has met names its model's `id`. (`\M.id` names the protocol's requirement, a key path
+/// that never equals the model's own `\.id`, so the property's name tells; naming a key path costs about two
+/// microseconds, a lookup here a few dozen nanoseconds.)
+private let idKeyPaths = Mutex<[KnownKeyPath: Bool]>([:])
+
+/// A key path as a dictionary key shared across threads: key paths are immutable, only not declared `Sendable`.
+private struct KnownKeyPath: Hashable, @unchecked Sendable {
+    let path: AnyKeyPath
+}
+
+private func namesID<M: Model>(_ path: PartialKeyPath<M>) -> Bool {
+    let key = KnownKeyPath(path: path)
+    if let known = idKeyPaths.withLock({ $0[key] }) { return known }
+    let isID = Index<M>.propertyName(path) == "id"
+    idKeyPaths.withLock { $0[key] = isID }
+    return isID
 }
