@@ -17,15 +17,30 @@ public struct Index<M: Model>: Sendable {
     /// Appends a record's key, its components one after the other, to a buffer; returns whether a component is
     /// `nil`. (One buffer the caller may reuse: no array per component or per record.)
     let appendKey: @Sendable (M, inout [UInt8]) throws -> Bool
+    /// For an index of text folded before it is stored (`.caseInsensitive`, `.diacriticInsensitive`): the folding.
+    /// Only conditions that fold alike use it; `nil` for an index of values as they are.
+    let folding: String.CompareOptions?
 
     private init(
-        paths: [PartialKeyPath<M>], unique: Bool, name: String?,
+        paths: [PartialKeyPath<M>], unique: Bool, name: String?, folding: String.CompareOptions? = nil,
         appendKey: @escaping @Sendable (M, inout [UInt8]) throws -> Bool
     ) {
         self.keyPaths = paths
-        self.name = name ?? paths.map(Self.propertyName).joined(separator: "+")
+        self.name =
+            name ?? paths.map(Self.propertyName).joined(separator: "+") + (folding.map(Self.foldingSuffix) ?? "")
         self.isUnique = unique
+        self.folding = folding
         self.appendKey = appendKey
+    }
+
+    /// The options of `options` that fold text: case and diacritics (Realm's `[c]` and `[d]`).
+    static func textFolding(_ options: String.CompareOptions) -> String.CompareOptions {
+        options.intersection([.caseInsensitive, .diacriticInsensitive])
+    }
+
+    /// What a folded index's name ends with, so that its database is not a plain index's: `~c`, `~d`, `~cd`.
+    private static func foldingSuffix(_ folding: String.CompareOptions) -> String {
+        "~" + (folding.contains(.caseInsensitive) ? "c" : "") + (folding.contains(.diacriticInsensitive) ? "d" : "")
     }
 
     /// The index key of a record, and whether it must be unique: like SQL's `NULL`, a `nil` component never
@@ -69,6 +84,30 @@ public struct Index<M: Model>: Sendable {
             let firstIsNil = try append(value[keyPath: first], to: &key)
             let secondIsNil = try append(value[keyPath: second], to: &key)
             return firstIsNil || secondIsNil
+        }
+    }
+
+    /// An index on text folded as `options` say (`.caseInsensitive`, `.diacriticInsensitive`, Realm's `[c]` and
+    /// `[d]`): conditions that fold alike (`.equals(\.name, "taro", options: .caseInsensitive)`, `.hasPrefix` with
+    /// the same options) are answered from it. Its database is named after the property and the folding
+    /// (`i/Dog.name~c`), beside any plain index on the property.
+    public static func index(
+        _ path: KeyPath<M, String> & Sendable, options: String.CompareOptions, name: String? = nil
+    ) -> Index {
+        let folding = textFolding(options)
+        return Index(paths: [path], unique: false, name: name, folding: folding) { value, key in
+            try append(value[keyPath: path].folding(options: folding, locale: nil), to: &key)
+        }
+    }
+
+    /// A unique index on text folded as `options` say: with `.caseInsensitive`, "ann@example.com" and
+    /// "Ann@Example.com" cannot both be stored.
+    public static func unique(
+        _ path: KeyPath<M, String> & Sendable, options: String.CompareOptions, name: String? = nil
+    ) -> Index {
+        let folding = textFolding(options)
+        return Index(paths: [path], unique: true, name: name, folding: folding) { value, key in
+            try append(value[keyPath: path].folding(options: folding, locale: nil), to: &key)
         }
     }
 

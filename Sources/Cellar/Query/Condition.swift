@@ -19,24 +19,25 @@ public struct Condition<M: Model>: Sendable {
 
     init(
         path: PartialKeyPath<M>?, description: @autoclosure @escaping @Sendable () -> String,
-        ranges: Result<[KeyRange], StoreError>?, rank: Int, fieldTest: FieldTest? = nil,
-        test: @escaping @Sendable (M) -> Bool
+        ranges: Result<[KeyRange], StoreError>?, rank: Int, folding: String.CompareOptions? = nil,
+        fieldTest: FieldTest? = nil, test: @escaping @Sendable (M) -> Bool
     ) {
         self.init(
             .condition(
                 Comparison(
-                    path: path, describe: description, ranges: ranges, rank: rank, fieldTest: fieldTest, test: test)))
+                    path: path, describe: description, ranges: ranges, rank: rank,
+                    folding: folding.flatMap { $0.isEmpty ? nil : $0 }, fieldTest: fieldTest, test: test)))
     }
 
     /// A condition on the value of `path`, checked on record bytes where the model's generated code allows;
     /// `equalTo` are the values an equality compares with (`==`, `!=` when `negated`, `in`).
     init<V: Encodable>(
         path: KeyPath<M, V> & Sendable, description: @autoclosure @escaping @Sendable () -> String,
-        ranges: Result<[KeyRange], StoreError>?, rank: Int, equalTo values: [V]? = nil, negated: Bool = false,
-        valueTest: @escaping @Sendable (V) -> Bool
+        ranges: Result<[KeyRange], StoreError>?, rank: Int, folding: String.CompareOptions? = nil,
+        equalTo values: [V]? = nil, negated: Bool = false, valueTest: @escaping @Sendable (V) -> Bool
     ) {
         self.init(
-            path: path, description: description(), ranges: ranges, rank: rank,
+            path: path, description: description(), ranges: ranges, rank: rank, folding: folding,
             fieldTest: FieldTest.make(path, equalTo: values, negated: negated, test: valueTest),
             test: Self.test(of: path, valueTest))
     }
@@ -102,31 +103,75 @@ public struct Condition<M: Model>: Sendable {
             valueTest: { range.contains($0) })
     }
 
-    /// The text starts with `prefix` (compared as Swift compares strings, after Unicode normalisation).
-    public static func hasPrefix(_ path: KeyPath<M, String> & Sendable, _ prefix: String) -> Condition {
+    /// The text starts with `prefix` (compared as Swift compares strings, after Unicode normalisation). With
+    /// `options` `.caseInsensitive` or `.diacriticInsensitive` (Realm's `BEGINSWITH[c]`, `[d]`), both are folded
+    /// first, and an index declared with the same options answers it.
+    public static func hasPrefix(
+        _ path: KeyPath<M, String> & Sendable, _ prefix: String, options: String.CompareOptions = []
+    ) -> Condition {
+        let folding = Index<M>.textFolding(options)
+        let folded = prefix.folding(options: folding, locale: nil)
         let ranges = Result { () throws(StoreError) -> [KeyRange] in
             // A string key is its tag, its escaped UTF-8 and a terminator: without the terminator it is a prefix.
-            let start = Array(try conditionKey(prefix).dropLast())
+            let start = Array(try conditionKey(folded).dropLast())
             return [KeyRange(lower: start, upper: start + [0xFF])]
         }
+        let test: @Sendable (String) -> Bool
+        if folding.isEmpty {
+            test = { (text: String) in text.hasPrefix(prefix) }
+        } else {
+            test = { (text: String) in text.folding(options: folding, locale: nil).hasPrefix(folded) }
+        }
         return Condition(
-            path: path, description: "\(name(path)) has prefix \(prefix.debugDescription)", ranges: ranges, rank: 2,
-            valueTest: { $0.hasPrefix(prefix) })
+            path: path, description: "\(name(path)) has prefix \(prefix.debugDescription)\(ignoring(folding))",
+            ranges: ranges, rank: 2, folding: folding, valueTest: test)
     }
 
-    /// The text contains `part`. Checked record by record.
-    public static func contains(_ path: KeyPath<M, String> & Sendable, _ part: String) -> Condition {
-        Condition(
-            path: path, description: "\(name(path)) contains \(part.debugDescription)", ranges: nil, rank: .max,
-            valueTest: { $0.contains(part) })
+    /// The text contains `part`; with `options` `.caseInsensitive` or `.diacriticInsensitive` (Realm's
+    /// `CONTAINS[c]`, `[d]`), both folded first. Checked record by record.
+    public static func contains(
+        _ path: KeyPath<M, String> & Sendable, _ part: String, options: String.CompareOptions = []
+    ) -> Condition {
+        let folding = Index<M>.textFolding(options)
+        let folded = part.folding(options: folding, locale: nil)
+        let test: @Sendable (String) -> Bool
+        if folding.isEmpty {
+            test = { (text: String) in text.contains(part) }
+        } else {
+            test = { (text: String) in text.folding(options: folding, locale: nil).contains(folded) }
+        }
+        return Condition(
+            path: path, description: "\(name(path)) contains \(part.debugDescription)\(ignoring(folding))",
+            ranges: nil, rank: .max, valueTest: test)
     }
 
-    /// The text equals `text`, ignoring case. Checked record by record.
+    /// The text equals `text` when both are folded as `options` say: `.caseInsensitive`, `.diacriticInsensitive`
+    /// (Realm's `==[c]`, `[d]`). An index declared with the same options answers it; otherwise it is checked record
+    /// by record.
+    public static func equals(
+        _ path: KeyPath<M, String> & Sendable, _ text: String, options: String.CompareOptions
+    ) -> Condition {
+        let folding = Index<M>.textFolding(options)
+        let folded = text.folding(options: folding, locale: nil)
+        let ranges = Result { () throws(StoreError) -> [KeyRange] in [.equal(to: try conditionKey(folded))] }
+        return Condition(
+            path: path,
+            description: "\(name(path)) equals \(text.debugDescription)\(ignoring(folding))",
+            ranges: ranges, rank: 0, folding: folding,
+            valueTest: { $0.folding(options: folding, locale: nil) == folded })
+    }
+
+    /// The text equals `text`, ignoring case: `.equals(path, text, options: .caseInsensitive)`.
     public static func equalsIgnoringCase(_ path: KeyPath<M, String> & Sendable, _ text: String) -> Condition {
-        Condition(
-            path: path, description: "\(name(path)) equals \(text.debugDescription) ignoring case", ranges: nil,
-            rank: .max,
-            valueTest: { $0.caseInsensitiveCompare(text) == .orderedSame })
+        equals(path, text, options: .caseInsensitive)
+    }
+
+    /// How `explain()` says a folding: " ignoring case", " ignoring case and diacritics"; nothing for none.
+    private static func ignoring(_ folding: String.CompareOptions) -> String {
+        let words =
+            (folding.contains(.caseInsensitive) ? ["case"] : [])
+            + (folding.contains(.diacriticInsensitive) ? ["diacritics"] : [])
+        return words.isEmpty ? "" : " ignoring " + words.joined(separator: " and ")
     }
 
     /// The property's name as `explain()` shows it. A computed property's key path has an address, not a name: it is
@@ -167,6 +212,9 @@ struct Comparison<M: Model>: Sendable {
     let ranges: Result<[KeyRange], StoreError>?
     /// Lower is more selective: equality 0, `in` 1, prefix 2, bounded range 3, open range 4.
     let rank: Int
+    /// How the compared text was folded (case, diacritics), for a comparison whose ranges are keys of folded text:
+    /// only an index folded alike answers it. `nil` for values compared as they are.
+    let folding: String.CompareOptions?
     /// The comparison checked on record bytes, for a model with generated record code.
     let fieldTest: FieldTest?
     let test: @Sendable (M) -> Bool

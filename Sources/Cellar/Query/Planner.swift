@@ -51,9 +51,11 @@ extension Query {
         let indexes = M.schema.indexes
         // The id's key is the record's key: the records database is an index on it.
         func isID(_ path: PartialKeyPath<M>?) -> Bool { path.map(namesID) ?? false }
-        func indexPosition(for path: PartialKeyPath<M>) -> Int? {
-            indexes.firstIndex { $0.keyPaths.count == 1 && $0.keyPaths[0] == path }
-                ?? indexes.firstIndex { $0.keyPaths.first == path }
+        /// The index that answers a condition on `path` whose keys are of text folded as `folding` says (`nil`:
+        /// values as they are): a folded index answers only conditions folded alike, and orders no sort.
+        func indexPosition(for path: PartialKeyPath<M>, folding: String.CompareOptions? = nil) -> Int? {
+            indexes.firstIndex { $0.keyPaths.count == 1 && $0.keyPaths[0] == path && $0.folding == folding }
+                ?? (folding == nil ? indexes.firstIndex { $0.keyPaths.first == path && $0.folding == nil } : nil)
         }
         let conjuncts = predicate?.node.conjuncts ?? []
         /// A condition an index answers; `position` is `nil` for a condition on the id, answered by the records.
@@ -62,9 +64,9 @@ extension Query {
         for (number, node) in conjuncts.enumerated() {
             guard case .condition(let condition) = node, let found = condition.ranges, let path = condition.path
             else { continue }
-            if isID(path) {
+            if isID(path), condition.folding == nil {
                 candidates.append((condition, nil, try found.get(), number))
-            } else if let position = indexPosition(for: path) {
+            } else if let position = indexPosition(for: path, folding: condition.folding) {
                 candidates.append((condition, position, try found.get(), number))
             }
         }
@@ -90,7 +92,9 @@ extension Query {
         if let driver, let position = driver.position {
             access = .indexRanges(position: position, ranges: Self.normalized(driver.ranges))
             isOrdered =
-                ordering.isEmpty || (ordering.count == 1 && indexes[position].keyPaths.first == firstSort?.path)
+                ordering.isEmpty
+                || (ordering.count == 1 && indexes[position].folding == nil
+                    && indexes[position].keyPaths.first == firstSort?.path)
         } else if let driver {
             access = .primaryKeyRanges(Self.normalized(driver.ranges))
             isOrdered = ordering.isEmpty || (ordering.count == 1 && isID(firstSort?.path))
