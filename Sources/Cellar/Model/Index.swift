@@ -94,10 +94,7 @@ public struct Index<M: Model>: Sendable {
     public static func index(
         _ path: KeyPath<M, String> & Sendable, options: String.CompareOptions, name: String? = nil
     ) -> Index {
-        let folding = textFolding(options)
-        return Index(paths: [path], unique: false, name: name, folding: folding) { value, key in
-            try append(value[keyPath: path].folding(options: folding, locale: nil), to: &key)
-        }
+        folded(path, options: options, unique: false, name: name)
     }
 
     /// A unique index on text folded as `options` say: with `.caseInsensitive`, "ann@example.com" and
@@ -105,8 +102,14 @@ public struct Index<M: Model>: Sendable {
     public static func unique(
         _ path: KeyPath<M, String> & Sendable, options: String.CompareOptions, name: String? = nil
     ) -> Index {
+        folded(path, options: options, unique: true, name: name)
+    }
+
+    private static func folded(
+        _ path: KeyPath<M, String> & Sendable, options: String.CompareOptions, unique: Bool, name: String?
+    ) -> Index {
         let folding = textFolding(options)
-        return Index(paths: [path], unique: true, name: name, folding: folding) { value, key in
+        return Index(paths: [path], unique: unique, name: name, folding: folding) { value, key in
             try append(value[keyPath: path].folding(options: folding, locale: nil), to: &key)
         }
     }
