@@ -19,6 +19,16 @@ struct Dog: Model {
     static let schema = Schema<Dog>(indexes: [.index(\.age), .index(\.name), .index(\.kind), .unique(\.chip)])
 }
 
+/// A to-do list, for the queries Realm users write on lists and on text: `ANY tags == "errand"` and `==[c]`.
+struct Chore: Model {
+    var id: Int64 = 0
+    var title: String
+    var tags: [String]
+    static let schema = Schema<Chore>(
+        autoIncrement: true,
+        indexes: [.index(\.tags), .index(\.title, options: [.caseInsensitive, .diacriticInsensitive])])
+}
+
 /// The relationship stories' models, in a store of their own.
 enum Family {
     struct Person: Model {
@@ -447,6 +457,24 @@ do {
     let owned = fast.objects(Kennel.FastDog.self).where(\.owner == 1000)
     say("owner == 1000 has no index; the plan: \(try owned.explain())")
     say("found \(try owned.results().map(\.name).joined(separator: ", ")), decoding only those three")
+
+    heading("Lists and text, queried as Realm users do")
+    let chores = try Store(at: folder.appendingPathComponent("chores"), configuration: .init(models: [Chore.self]))
+    try chores.write { tx in
+        try tx.insert(Chore(title: "Buy milk", tags: ["errand", "home"]))
+        try tx.insert(Chore(title: "Café bill", tags: ["errand", "paper"]))
+        try tx.insert(Chore(title: "Water plants", tags: ["home"]))
+    }
+    let errands = chores.objects(Chore.self).where(.contains(\.tags, "errand"))
+    say("errands: \(try errands.results().map(\.title).joined(separator: ", ")) (\(try errands.explain()))")
+    let cafe = chores.objects(Chore.self)
+        .where(.hasPrefix(\.title, "CAFE", options: [.caseInsensitive, .diacriticInsensitive]))
+    say(
+        "titles starting with CAFE, ignoring case and accents: \(try cafe.results().map(\.title)) (\(try cafe.explain()))"
+    )
+    say(
+        "done by query: \(try chores.write { tx in try tx.delete(tx.objects(Chore.self).where(.contains(\.tags, "home"))) }) chores deleted"
+    )
 
     heading("Async writes run on the store's writer queue")
     let ids = try await withThrowingTaskGroup(of: Int64.self) { group in

@@ -187,7 +187,9 @@ private struct ModelCheck {
                         }
                         return [(key, hasNil)]
                     } : nil,
-                isIndex: true, isUnique: index.name.hasPrefix("u/"), targetRecords: nil, isExclusive: false)
+                // A multi-entry index (`tags[]`) holds an entry per element: any number a record.
+                isIndex: !index.name.hasSuffix("[]"), isUnique: index.name.hasPrefix("u/"), targetRecords: nil,
+                isExclusive: false)
         }
         let links = model.links.map { link -> Derived in
             // "dogs → Dog cascade removeLink exclusive": the link's name, its target, its rules.

@@ -20,16 +20,20 @@ public struct Index<M: Model>: Sendable {
     /// For an index of text folded before it is stored (`.caseInsensitive`, `.diacriticInsensitive`): the folding.
     /// Only conditions that fold alike use it; `nil` for an index of values as they are.
     let folding: String.CompareOptions?
+    /// Whether the index holds one entry per element of a list (a multi-entry index): its key buffer is the
+    /// elements' keys, each after its length (`IndexKeys`).
+    let isMultiEntry: Bool
 
     private init(
         paths: [PartialKeyPath<M>], unique: Bool, name: String?, folding: String.CompareOptions? = nil,
-        appendKey: @escaping @Sendable (M, inout [UInt8]) throws -> Bool
+        isMultiEntry: Bool = false, appendKey: @escaping @Sendable (M, inout [UInt8]) throws -> Bool
     ) {
         self.keyPaths = paths
         self.name =
             name ?? paths.map(Self.propertyName).joined(separator: "+") + (folding.map(Self.foldingSuffix) ?? "")
         self.isUnique = unique
         self.folding = folding
+        self.isMultiEntry = isMultiEntry
         self.appendKey = appendKey
     }
 
@@ -44,11 +48,46 @@ public struct Index<M: Model>: Sendable {
     }
 
     /// The index key of a record, and whether it must be unique: like SQL's `NULL`, a `nil` component never
-    /// conflicts, so many records may leave a unique property unset.
+    /// conflicts, so many records may leave a unique property unset. (For a multi-entry index, the elements' keys
+    /// in one buffer: `entries(of:)` gives them apart.)
     func entry(of value: M) throws -> (key: [UInt8], mustBeUnique: Bool) {
         var key: [UInt8] = []
         let hasNil = try appendKey(value, &key)
         return (key, isUnique && !hasNil)
+    }
+
+    /// The record's entries: its one key, or one per distinct element of a multi-entry index.
+    func entries(of value: M) throws -> [(key: [UInt8], mustBeUnique: Bool)] {
+        let entry = try entry(of: value)
+        return isMultiEntry ? IndexKeys.split(entry.key).map { (Array($0), false) } : [entry]
+    }
+
+    /// An index of each element of a list (a multi-entry index): a record with tags `["errand", "home"]` has an entry
+    /// under each, and `.contains(\.tags, "errand")` is answered from it. Its database is named after the property
+    /// with `[]` (`i/Todo.tags[]`); an element that repeats has one entry.
+    public static func index<E: Encodable & Sendable>(_ path: KeyPath<M, [E]> & Sendable, name: String? = nil) -> Index
+    {
+        elements(path, name: name) { $0 }
+    }
+
+    /// An index of each element of a set: `.contains(\.tags, "errand")` is answered from it (`i/Todo.tags[]`).
+    public static func index<E: Encodable & Sendable & Hashable>(
+        _ path: KeyPath<M, Set<E>> & Sendable, name: String? = nil
+    ) -> Index {
+        elements(path, name: name) { Array($0) }
+    }
+
+    private static func elements<C: Sendable, E: Encodable & Sendable>(
+        _ path: KeyPath<M, C> & Sendable, name: String?, _ list: @escaping @Sendable (C) -> [E]
+    ) -> Index {
+        Index(
+            paths: [path], unique: false, name: name ?? propertyName(path) + "[]", isMultiEntry: true
+        ) { value, key in
+            var keys: [[UInt8]] = []
+            for element in list(value[keyPath: path]) { keys.append(try KeyEncoding.key(element)) }
+            IndexKeys.append(keys, to: &key)
+            return false
+        }
     }
 
     /// Appends the key component of `value`; whether it is `nil`.
@@ -134,4 +173,32 @@ public struct Index<M: Model>: Sendable {
 
     /// The database holding this index's entries.
     func databaseName(model: String) -> String { (isUnique ? "u/" : "i/") + model + "." + name }
+}
+
+/// The keys of a multi-entry index's record in one buffer: each distinct key, in key order, after its length (two
+/// bytes, little-endian). One buffer, so that the write path's reused key buffers serve both kinds of index.
+enum IndexKeys {
+    static func append(_ keys: [[UInt8]], to buffer: inout [UInt8]) {
+        var previous: [UInt8]?
+        for key in keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) where key != previous {
+            buffer.append(UInt8(truncatingIfNeeded: key.count))
+            buffer.append(UInt8(truncatingIfNeeded: key.count >> 8))
+            buffer.append(contentsOf: key)
+            previous = key
+        }
+    }
+
+    /// The keys `append` wrote.
+    static func split(_ buffer: [UInt8]) -> [ArraySlice<UInt8>] {
+        var keys: [ArraySlice<UInt8>] = []
+        var offset = 0
+        while offset + 2 <= buffer.count {
+            let length = Int(buffer[offset]) | Int(buffer[offset + 1]) << 8
+            let start = offset + 2
+            guard start + length <= buffer.count else { break }
+            keys.append(buffer[start..<start + length])
+            offset = start + length
+        }
+        return keys
+    }
 }

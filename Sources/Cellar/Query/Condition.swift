@@ -20,13 +20,14 @@ public struct Condition<M: Model>: Sendable {
     init(
         path: PartialKeyPath<M>?, description: @autoclosure @escaping @Sendable () -> String,
         ranges: Result<[KeyRange], StoreError>?, rank: Int, folding: String.CompareOptions? = nil,
-        fieldTest: FieldTest? = nil, test: @escaping @Sendable (M) -> Bool
+        matchesElements: Bool = false, fieldTest: FieldTest? = nil, test: @escaping @Sendable (M) -> Bool
     ) {
         self.init(
             .condition(
                 Comparison(
                     path: path, describe: description, ranges: ranges, rank: rank,
-                    folding: folding.flatMap { $0.isEmpty ? nil : $0 }, fieldTest: fieldTest, test: test)))
+                    folding: folding.flatMap { $0.isEmpty ? nil : $0 }, matchesElements: matchesElements,
+                    fieldTest: fieldTest, test: test)))
     }
 
     /// A condition on the value of `path`, checked on record bytes where the model's generated code allows;
@@ -34,10 +35,12 @@ public struct Condition<M: Model>: Sendable {
     init<V: Encodable>(
         path: KeyPath<M, V> & Sendable, description: @autoclosure @escaping @Sendable () -> String,
         ranges: Result<[KeyRange], StoreError>?, rank: Int, folding: String.CompareOptions? = nil,
-        equalTo values: [V]? = nil, negated: Bool = false, valueTest: @escaping @Sendable (V) -> Bool
+        matchesElements: Bool = false, equalTo values: [V]? = nil, negated: Bool = false,
+        valueTest: @escaping @Sendable (V) -> Bool
     ) {
         self.init(
             path: path, description: description(), ranges: ranges, rank: rank, folding: folding,
+            matchesElements: matchesElements,
             fieldTest: FieldTest.make(path, equalTo: values, negated: negated, test: valueTest),
             test: Self.test(of: path, valueTest))
     }
@@ -145,6 +148,27 @@ public struct Condition<M: Model>: Sendable {
             ranges: nil, rank: .max, valueTest: test)
     }
 
+    /// The list holds `element` (Realm's `ANY tags == "errand"`). A multi-entry index on the list
+    /// (`.index(\.tags)`) answers it; otherwise it is checked record by record.
+    public static func contains<E: Equatable & Encodable & Sendable>(
+        _ path: KeyPath<M, [E]> & Sendable, _ element: E
+    ) -> Condition {
+        Condition(
+            path: path, description: "\(name(path)) contains \(written(element))",
+            ranges: Result { () throws(StoreError) -> [KeyRange] in [.equal(to: try conditionKey(element))] },
+            rank: 0, matchesElements: true, valueTest: { $0.contains(element) })
+    }
+
+    /// The set holds `element`, answered from a multi-entry index on it (`.index(\.tags)`) when there is one.
+    public static func contains<E: Hashable & Encodable & Sendable>(
+        _ path: KeyPath<M, Set<E>> & Sendable, _ element: E
+    ) -> Condition {
+        Condition(
+            path: path, description: "\(name(path)) contains \(written(element))",
+            ranges: Result { () throws(StoreError) -> [KeyRange] in [.equal(to: try conditionKey(element))] },
+            rank: 0, matchesElements: true, valueTest: { $0.contains(element) })
+    }
+
     /// The text equals `text` when both are folded as `options` say: `.caseInsensitive`, `.diacriticInsensitive`
     /// (Realm's `==[c]`, `[d]`). An index declared with the same options answers it; otherwise it is checked record
     /// by record.
@@ -215,6 +239,8 @@ struct Comparison<M: Model>: Sendable {
     /// How the compared text was folded (case, diacritics), for a comparison whose ranges are keys of folded text:
     /// only an index folded alike answers it. `nil` for values compared as they are.
     let folding: String.CompareOptions?
+    /// Whether the ranges are keys of one element of a list: only a multi-entry index answers it.
+    let matchesElements: Bool
     /// The comparison checked on record bytes, for a model with generated record code.
     let fieldTest: FieldTest?
     let test: @Sendable (M) -> Bool

@@ -53,9 +53,14 @@ extension Query {
         func isID(_ path: PartialKeyPath<M>?) -> Bool { path.map(namesID) ?? false }
         /// The index that answers a condition on `path` whose keys are of text folded as `folding` says (`nil`:
         /// values as they are): a folded index answers only conditions folded alike, and orders no sort.
-        func indexPosition(for path: PartialKeyPath<M>, folding: String.CompareOptions? = nil) -> Int? {
-            indexes.firstIndex { $0.keyPaths.count == 1 && $0.keyPaths[0] == path && $0.folding == folding }
-                ?? (folding == nil ? indexes.firstIndex { $0.keyPaths.first == path && $0.folding == nil } : nil)
+        func indexPosition(
+            for path: PartialKeyPath<M>, folding: String.CompareOptions? = nil, elements: Bool = false
+        ) -> Int? {
+            indexes.firstIndex {
+                $0.keyPaths.count == 1 && $0.keyPaths[0] == path && $0.folding == folding && $0.isMultiEntry == elements
+            }
+                ?? (folding == nil && !elements
+                    ? indexes.firstIndex { $0.keyPaths.first == path && $0.folding == nil && !$0.isMultiEntry } : nil)
         }
         let conjuncts = predicate?.node.conjuncts ?? []
         /// A condition an index answers; `position` is `nil` for a condition on the id, answered by the records.
@@ -64,9 +69,11 @@ extension Query {
         for (number, node) in conjuncts.enumerated() {
             guard case .condition(let condition) = node, let found = condition.ranges, let path = condition.path
             else { continue }
-            if isID(path), condition.folding == nil {
+            if isID(path), condition.folding == nil, !condition.matchesElements {
                 candidates.append((condition, nil, try found.get(), number))
-            } else if let position = indexPosition(for: path, folding: condition.folding) {
+            } else if let position = indexPosition(
+                for: path, folding: condition.folding, elements: condition.matchesElements)
+            {
                 candidates.append((condition, position, try found.get(), number))
             }
         }
@@ -93,7 +100,7 @@ extension Query {
             access = .indexRanges(position: position, ranges: Self.normalized(driver.ranges))
             isOrdered =
                 ordering.isEmpty
-                || (ordering.count == 1 && indexes[position].folding == nil
+                || (ordering.count == 1 && indexes[position].folding == nil && !indexes[position].isMultiEntry
                     && indexes[position].keyPaths.first == firstSort?.path)
         } else if let driver {
             access = .primaryKeyRanges(Self.normalized(driver.ranges))

@@ -68,13 +68,15 @@ extension ReadScope {
             }
             let primaryKey = Array(key)
             for (position, index) in M.schema.indexes.enumerated() {
-                let entry: (key: [UInt8], mustBeUnique: Bool)
-                do { entry = try writer.entry(index, of: value) } catch {
+                let entries: [(key: [UInt8], mustBeUnique: Bool)]
+                do { entries = try writer.entries(index, of: value) } catch {
                     problems.add("\(model) \(id) has no key in \(index.databaseName(model: model)): \(error)")
                     continue
                 }
-                expectedIndexes[position].insert(IndexPair(key: entry.key, value: primaryKey))
-                if entry.mustBeUnique { uniqueHolders[position][entry.key, default: 0] += 1 }
+                for entry in entries {
+                    expectedIndexes[position].insert(IndexPair(key: entry.key, value: primaryKey))
+                    if entry.mustBeUnique { uniqueHolders[position][entry.key, default: 0] += 1 }
+                }
             }
             for (position, link) in M.schema.links.enumerated() {
                 let target = try store.info(linkedBy: info.links[position])

@@ -5,6 +5,8 @@ import LMDB
 struct IndexEntryMaker {
     let name: String
     let isUnique: Bool
+    /// Whether `appendKey` writes the keys of a list's elements (`IndexKeys`), one entry each.
+    let isMultiEntry: Bool
     /// Appends the key of the record at a pointer to a buffer; whether a component is `nil`.
     let appendKey: (UnsafeRawPointer, inout [UInt8]) throws -> Bool
 
@@ -32,14 +34,22 @@ struct IndexWriter {
 
     /// The index entry of `value`, its key checked against LMDB's key limit.
     func entry<M: Model>(_ index: Index<M>, of value: M) throws(StoreError) -> (key: [UInt8], mustBeUnique: Bool) {
-        try checked(index.name) { try index.entry(of: value) }
+        try checked(index.name, isMultiEntry: index.isMultiEntry) { try index.entry(of: value) }
+    }
+
+    /// The index entries of `value`: one, or one per distinct element of a multi-entry index; each key checked
+    /// against LMDB's key limit.
+    func entries<M: Model>(_ index: Index<M>, of value: M) throws(StoreError) -> [(key: [UInt8], mustBeUnique: Bool)] {
+        let entries = try told(index.name) { try index.entries(of: value) }
+        for entry in entries { try checkLength(entry.key, index: index.name) }
+        return entries
     }
 
     /// The index entry of the record at `value`, made without its type.
     func entry(_ index: IndexEntryMaker, of value: UnsafeRawPointer) throws(StoreError) -> (
         key: [UInt8], mustBeUnique: Bool
     ) {
-        try checked(index.name) { try index.make(value) }
+        try checked(index.name, isMultiEntry: index.isMultiEntry) { try index.make(value) }
     }
 
     /// The entry of the record at `value` in `key`, whose storage it reuses; whether it must be unique.
@@ -47,17 +57,23 @@ struct IndexWriter {
         -> Bool
     {
         let mustBeUnique = try told(index.name) { try index.make(value, into: &key) }
-        try checkLength(key, index: index.name)
+        try checkLengths(key, index: index.name, isMultiEntry: index.isMultiEntry)
         return mustBeUnique
     }
 
     /// An entry `make` builds, its errors told as store errors and its key checked against LMDB's key limit.
     private func checked(
-        _ name: String, _ make: () throws -> (key: [UInt8], mustBeUnique: Bool)
+        _ name: String, isMultiEntry: Bool, _ make: () throws -> (key: [UInt8], mustBeUnique: Bool)
     ) throws(StoreError) -> (key: [UInt8], mustBeUnique: Bool) {
         let entry = try told(name, make)
-        try checkLength(entry.key, index: name)
+        try checkLengths(entry.key, index: name, isMultiEntry: isMultiEntry)
         return entry
+    }
+
+    /// Checks a key against LMDB's key limit; for a multi-entry index, each element's key in the buffer.
+    private func checkLengths(_ key: [UInt8], index: String, isMultiEntry: Bool) throws(StoreError) {
+        guard isMultiEntry else { return try checkLength(key, index: index) }
+        for element in IndexKeys.split(key) { try checkLength(Array(element), index: index) }
     }
 
     /// Throws `keyTooLong` naming the index's properties (`name`, `lastName+firstName`) when `key` is over the limit.

@@ -487,11 +487,13 @@ final class StoreCore: Sendable {
             }
             let primaryKey = Array(entry.key)
             for (index, database) in indexes {
-                let entry = try writer.entry(index, of: value)
-                if entry.mustBeUnique {
-                    try writer.checkUnique(index.name, key: entry.key, primaryKey: primaryKey, in: database, txn: txn)
+                for entry in try writer.entries(index, of: value) {
+                    if entry.mustBeUnique {
+                        try writer.checkUnique(
+                            index.name, key: entry.key, primaryKey: primaryKey, in: database, txn: txn)
+                    }
+                    try writer.add(entry.key, primaryKey: primaryKey, to: database, in: txn)
                 }
-                try writer.add(entry.key, primaryKey: primaryKey, to: database, in: txn)
             }
             for (link, database) in links {
                 for target in try link.targetKeys(value) {

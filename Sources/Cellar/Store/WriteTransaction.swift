@@ -291,6 +291,18 @@ public final class WriteTransaction: ReadScope {
             if let old { oldEntry = try writer.entry(index, of: old) }
             if let new { newEntry = try writer.entry(index, of: new) }
             guard oldEntry?.key != newEntry?.key else { continue }
+            if index.isMultiEntry {
+                // One entry per element: the elements that left, and those that came.
+                let oldKeys = Set(oldEntry.map { IndexKeys.split($0.key).map(Array.init) } ?? [])
+                let newKeys = Set(newEntry.map { IndexKeys.split($0.key).map(Array.init) } ?? [])
+                for key in oldKeys.subtracting(newKeys) {
+                    changes.append(IndexChange(position: position, remove: key, add: nil))
+                }
+                for key in newKeys.subtracting(oldKeys) {
+                    changes.append(IndexChange(position: position, remove: nil, add: key))
+                }
+                continue
+            }
             if let newEntry, newEntry.mustBeUnique {
                 try writer.checkUnique(
                     index.name, key: newEntry.key, primaryKey: primaryKey, in: state.info.indexes[position], txn: txn)
@@ -322,8 +334,14 @@ public final class WriteTransaction: ReadScope {
         let txn = try writable
         let writer = indexWriter(state)
         for position in state.indexEntries.indices {
-            try writer.add(
-                state.newIndexKeys[position], primaryKey: primaryKey, to: state.info.indexes[position], in: txn)
+            let database = state.info.indexes[position]
+            if state.indexEntries[position].isMultiEntry {
+                for key in IndexKeys.split(state.newIndexKeys[position]) {
+                    try writer.add(Array(key), primaryKey: primaryKey, to: database, in: txn)
+                }
+            } else {
+                try writer.add(state.newIndexKeys[position], primaryKey: primaryKey, to: database, in: txn)
+            }
         }
     }
 
@@ -473,7 +491,9 @@ public final class WriteTransaction: ReadScope {
             indexEntries: M.schema.indexes.map { index in
                 // The index's parts, not the index: calling into `Index<M>` would look up its metadata each time.
                 let appendKey = index.appendKey
-                return IndexEntryMaker(name: index.name, isUnique: index.isUnique) { record, key in
+                return IndexEntryMaker(
+                    name: index.name, isUnique: index.isUnique, isMultiEntry: index.isMultiEntry
+                ) { record, key in
                     try appendKey(record.assumingMemoryBound(to: M.self).pointee, &key)
                 }
             })

@@ -22,7 +22,9 @@ struct ResultOrder<M: Model> {
         switch plan.access {
         case .backlinks:
             return nil
-        case .indexRanges(let position, _) where plan.isOrdered, .indexOrder(let position):
+        // (A multi-entry index's one equal key gives its records in primary-key order: the sort keys' case below.)
+        case .indexRanges(let position, _) where plan.isOrdered && !M.schema.indexes[position].isMultiEntry,
+            .indexOrder(let position):
             let index = M.schema.indexes[position]
             identity = .index(position: position, descending: plan.isDescending)
             components = [
