@@ -223,6 +223,25 @@ struct CellarToolTests {
         #expect(run.output.hasSuffix("Everything agrees.\n"))
     }
 
+    @Test func verifyChecksAnIndexOfListElementsEntryByEntry() throws {
+        struct Chore: Model {
+            var id: Int
+            var tags: [String]
+            static let schema = Schema<Chore>(indexes: [.index(\.tags)])
+        }
+        let folder = TemporaryFolder()
+        do {
+            let store = try folder.store([Chore.self])
+            try store.write { tx in
+                try tx.insert(Chore(id: 1, tags: ["a", "b"]))
+                try tx.insert(Chore(id: 2, tags: []))
+            }
+        }
+        let run = try Self.cellar("verify", folder.url.path)
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.output.contains("    i/Chore.tags[]: 2 entries, entry by entry (its keys need the app's types)\n"))
+    }
+
     @Test func verifyNamesEveryDisagreementAndFails() throws {
         let folder = TemporaryFolder()
         try Self.kennel(in: folder)
