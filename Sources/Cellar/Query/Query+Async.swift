@@ -35,8 +35,9 @@ extension Store {
     }
 }
 
-/// The threads async reads run on: a concurrent queue of its own, which adds a thread when every one it has is busy
-/// (a global queue keeps to one a core), so that reads never wait for each other's threads.
+/// The threads async reads run on: a concurrent queue of Cellar's own, named for debuggers and profiles. Like any
+/// dispatch queue on Linux it runs about a thread a core and adds one about each second while all of them block,
+/// which only a read closure that waits on something would notice: reads do not wait for each other.
 let asyncReads = DispatchQueue(label: "Cellar reads", qos: .userInitiated, attributes: .concurrent)
 
 /// Runs `work` on a dispatch thread and waits for it without blocking the caller's.
