@@ -153,20 +153,24 @@ public struct Condition<M: Model>: Sendable {
     public static func contains<E: Equatable & Encodable & Sendable>(
         _ path: KeyPath<M, [E]> & Sendable, _ element: E
     ) -> Condition {
-        Condition(
-            path: path, description: "\(name(path)) contains \(written(element))",
-            ranges: Result { () throws(StoreError) -> [KeyRange] in [.equal(to: try conditionKey(element))] },
-            rank: 0, matchesElements: true, valueTest: { $0.contains(element) })
+        holding(path, element) { $0.contains(element) }
     }
 
     /// The set holds `element`, answered from a multi-entry index on it (`.index(\.tags)`) when there is one.
     public static func contains<E: Hashable & Encodable & Sendable>(
         _ path: KeyPath<M, Set<E>> & Sendable, _ element: E
     ) -> Condition {
+        holding(path, element) { $0.contains(element) }
+    }
+
+    /// A collection at `path` holds `element`: the key of `element` in the collection's multi-entry index.
+    private static func holding<C: Sendable, E: Encodable & Sendable>(
+        _ path: KeyPath<M, C> & Sendable, _ element: E, _ holds: @escaping @Sendable (C) -> Bool
+    ) -> Condition where C: Encodable {
         Condition(
             path: path, description: "\(name(path)) contains \(written(element))",
             ranges: Result { () throws(StoreError) -> [KeyRange] in [.equal(to: try conditionKey(element))] },
-            rank: 0, matchesElements: true, valueTest: { $0.contains(element) })
+            rank: 0, matchesElements: true, valueTest: holds)
     }
 
     /// The text equals `text` when both are folded as `options` say: `.caseInsensitive`, `.diacriticInsensitive`
