@@ -83,10 +83,11 @@ final class RecordDecoder {
     }
 
     /// Decodes a whole model record, through the model's generated code when it has some.
+    @inline(__always)
     func decodeRecord<M: Model>(
         _ type: M.Type, from bytes: UnsafeRawBufferPointer, dictionary: KeyDictionary
     ) throws -> M {
-        try Self.checkVersion(bytes)
+        if bytes.first != RecordFormat.version { try Self.checkVersion(bytes) }
         var reader = RecordReader(decoder: self, dictionary: dictionary, bytes: bytes, offset: 1)
         return try M._readRecord(&reader)
     }
@@ -244,10 +245,7 @@ final class RecordDecoder {
     }
 
     private func readString(at offset: Int, type: RecordFormat.ValueType) throws(ReadFailure) -> String {
-        let raw = try readPayload(at: offset, type: type)
-        // ASCII needs no validation, and the validating initialiser costs more than the rest of the decode.
-        if raw.allSatisfy({ $0 < 0x80 }) { return String(decoding: raw, as: UTF8.self) }
-        guard let string = String(validating: raw, as: UTF8.self) else { throw .invalidText }
+        guard let string = ByteReader.text(try readPayload(at: offset, type: type)) else { throw .invalidText }
         return string
     }
 

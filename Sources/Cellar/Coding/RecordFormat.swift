@@ -15,12 +15,14 @@ import Synchronization
 /// dictionary (kept in `_meta`, append-only); `len << 2 | 1` is an inline UTF-8 key of `len` bytes that follows
 /// (dictionary keys, which are data, not schema); `3` is an integer key whose zig-zag varint follows.
 /// The lengths let a reader skip values it does not know in constant time.
+@usableFromInline
 enum RecordFormat {
     static let version: UInt8 = 1
     /// The deepest nesting a record may have; deeper input is refused rather than risking the stack.
     static let maximumDepth = 200
 
-    enum ValueType: UInt8 {
+    @usableFromInline
+    enum ValueType: UInt8, Sendable {
         case null = 0x00
         case `false` = 0x01
         case `true` = 0x02
@@ -53,6 +55,22 @@ enum RecordFormat {
         }
     }
 
+    /// The type byte of an integer stored in its own type's width (a value no type byte has for other widths).
+    @inlinable @inline(__always)
+    static func storedType<T: FixedWidthInteger>(of _: T.Type) -> UInt8 {
+        switch (T.isSigned, T.bitWidth) {
+        case (true, 8): ValueType.int8.rawValue
+        case (true, 16): ValueType.int16.rawValue
+        case (true, 32): ValueType.int32.rawValue
+        case (true, 64): ValueType.int64.rawValue
+        case (false, 8): ValueType.uint8.rawValue
+        case (false, 16): ValueType.uint16.rawValue
+        case (false, 32): ValueType.uint32.rawValue
+        case (false, 64): ValueType.uint64.rawValue
+        default: 0xFF
+        }
+    }
+
     /// The size of the value at `offset`, its type byte included, when it is whole before `end` (which is at most
     /// `bytes.count`); `nil` when it runs past `end` or its type is unknown. Every reader skips values through it,
     /// so it switches on the type byte itself: no conversion to `ValueType` on the way.
@@ -75,6 +93,11 @@ enum RecordFormat {
         case 0x06, 0x0A, 0x0C, 0x0F: size = 9  // int64, uint64, double, date
         case 0x10: size = 17  // uuid
         case 0x0D, 0x0E, 0x11, 0x12:  // string, bytes, url, decimal: a varint length, then the bytes
+            // Most lengths are below 128: one byte.
+            if end - offset > 1, bytes[offset + 1] < 0x80 {
+                size = 2 + Int(bytes[offset + 1])
+                break
+            }
             var reader = ByteReader(bytes, offset: offset + 1, end: end)
             guard let length = try? reader.varint(), length <= UInt64(end - reader.offset) else { return nil }
             size = reader.offset - offset + Int(length)
@@ -225,6 +248,33 @@ struct ByteReader {
     var end: Int
 
     struct OutOfBounds: Error {}
+
+    /// The text stored as `bytes`; `nil` when they are not UTF-8. ASCII, the common case, is copied without the
+    /// validation, which costs more than the rest of the read. (`String(validating:)` is generic over the encoding
+    /// and, unspecialized, looks up metadata on every call; `String(decoding:)` costs twice this copy.)
+    static func text(_ bytes: UnsafeRawBufferPointer) -> String? {
+        guard isASCII(bytes) else { return String(validating: bytes, as: UTF8.self) }
+        return String(unsafeUninitializedCapacity: bytes.count) { buffer in
+            UnsafeMutableRawBufferPointer(buffer).copyMemory(from: bytes)
+            return bytes.count
+        }
+    }
+
+    /// Whether every byte is below 0x80, eight at a time.
+    @inline(__always)
+    static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var index = 0
+        var high: UInt64 = 0
+        while bytes.count - index >= 8 {
+            high |= bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            index += 8
+        }
+        while index < bytes.count {
+            high |= UInt64(bytes[index])
+            index += 1
+        }
+        return high & 0x8080_8080_8080_8080 == 0
+    }
 
     init(_ base: UnsafeRawBufferPointer, offset: Int = 0, end: Int? = nil) {
         self.base = base

@@ -184,25 +184,42 @@ extension Query {
         let plan = try plan(info: info, context: context)
         var dictionary = try context.dictionary(for: info)
         let mayMatch = bytesCheck(plan, context: context, dictionary: dictionary)
-        if plan.isOrdered, let limitCount {
-            // Stream in order and stop as soon as the page is full.
-            var values: [M] = []
+        if plan.isOrdered, limitCount != nil || !context.decodesInParallel {
+            // In order, and on this thread: each record is decoded as the walk reaches it, and a limit stops the
+            // walk as soon as the page is full.
+            let limit = limitCount ?? .max
+            guard limit > 0 else { return [] }
+            let values = DecodedValues<M>()
+            let checks = !plan.indexDecides && predicate != nil
+            if !checks, distinctKey == nil, skipCount == 0 {
+                if mayMatch == nil, let count = try candidateCount(plan, in: context, info: info) {
+                    // Every candidate is a result, and how many there are is known: each is decoded straight
+                    // into the result's storage.
+                    return try decodeEach(plan, in: context, info: info, upTo: Swift.min(count, limit))
+                }
+                try forEachCandidate(plan, in: context, info: info, prefilter: mayMatch) {
+                    (key, bytes) throws(StoreError) -> Bool in
+                    values.append(try context.decode(M.self, bytes, key: key, info: info, dictionary: &dictionary))
+                    return values.count < limit
+                }
+                return values.moveToArray()
+            }
             var skipped = 0
             var seen = Set<[UInt8]>()
-            guard limitCount > 0 else { return [] }
             try forEachCandidate(plan, in: context, info: info, prefilter: mayMatch) {
                 (key, bytes) throws(StoreError) -> Bool in
-                let value = try context.decode(M.self, bytes, key: key, info: info, dictionary: &dictionary)
-                guard plan.indexDecides || predicate?.evaluate(value) ?? true else { return true }
-                if let distinctKey, !seen.insert(try distinctKey.key(value)).inserted { return true }
-                if skipped < skipCount {
+                values.append(try context.decode(M.self, bytes, key: key, info: info, dictionary: &dictionary))
+                let value = values.last
+                var kept = !checks || predicate?.evaluate(value.pointee) ?? true
+                if kept, let distinctKey { kept = seen.insert(try distinctKey.key(value.pointee)).inserted }
+                if kept, skipped < skipCount {
                     skipped += 1
-                    return true
+                    kept = false
                 }
-                values.append(value)
-                return values.count < limitCount
+                if !kept { values.removeLast() }
+                return values.count < limit
             }
-            return values
+            return values.moveToArray()
         }
         var entries: [Entry] = []
         try forEachCandidate(plan, in: context, info: info, prefilter: mayMatch) {
@@ -230,6 +247,48 @@ extension Query {
             limitCount.map { Swift.min(values.count - Swift.min(skipCount, values.count), $0) + skipCount }
             ?? values.count
         return skipCount >= end ? [] : Array(values[skipCount..<end])
+    }
+
+    /// How many records the plan reads, when the database can tell without reading them.
+    private func candidateCount(_ plan: QueryPlan, in context: ReadScope, info: ModelInfo) throws(StoreError)
+        -> Int?
+    {
+        guard exclusions.isEmpty else { return nil }
+        switch plan.access {
+        case .records:
+            return try context.recordCount(info)
+        case .primaryKeyRanges(let ranges):
+            return try Self.countEntries(in: info.records, ranges: ranges, txn: try context.lmdb, context: context, cap: .max)
+        case .indexRanges(let position, let ranges):
+            return try Self.countEntries(
+                in: info.indexes[position], ranges: ranges, txn: try context.lmdb, context: context, cap: .max)
+        case .indexOrder, .backlinks:
+            return nil
+        }
+    }
+
+    /// The first `count` candidates of the plan, each decoded into the array's storage as the walk reaches it.
+    private func decodeEach(_ plan: QueryPlan, in context: ReadScope, info: ModelInfo, upTo count: Int)
+        throws(StoreError) -> [M]
+    {
+        var dictionary = try context.dictionary(for: info)
+        var failure: StoreError?
+        let values = [M](unsafeUninitializedCapacity: count) { buffer, initialized in
+            guard let base = buffer.baseAddress, count > 0 else { return }
+            do throws(StoreError) {
+                try forEachCandidate(plan, in: context, info: info, prefilter: nil) {
+                    (key, bytes) throws(StoreError) -> Bool in
+                    (base + initialized).initialize(
+                        to: try context.decode(M.self, bytes, key: key, info: info, dictionary: &dictionary))
+                    initialized += 1
+                    return initialized < count
+                }
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+        return values
     }
 
     /// For a model with generated record code, a check of the predicate on a record's bytes that leaves out the
@@ -297,10 +356,13 @@ extension Query {
         try context.store.core.run("read") {
             switch plan.access {
             case .records:
-                // The filter first, in the walk itself: most records of a filtered scan stop there. (Optional
-                // chaining: binding the filter would retain it once per record.)
-                try txn.walk(info.records, descending: plan.isDescending) { entry in
-                    prefilter?.mayMatch(entry.value) == false ? true : try body(entry.key, entry.value)
+                // The filter first, in the walk itself: most records of a filtered scan stop there.
+                if let prefilter {
+                    try txn.walk(info.records, descending: plan.isDescending) { entry in
+                        prefilter.mayMatch(entry.value) ? try body(entry.key, entry.value) : true
+                    }
+                } else {
+                    try txn.walk(info.records, descending: plan.isDescending) { entry in try body(entry.key, entry.value) }
                 }
                 return
             case .primaryKeyRanges(let ranges):

@@ -110,29 +110,41 @@ extension ReadScope {
     }
 
     /// Decodes one record with `dictionary`, replacing it with the stored one if the record names a tag it lacks.
+    @inline(__always)
     func decode<M: Model>(
         _ type: M.Type, _ bytes: UnsafeRawBufferPointer, key: some Collection<UInt8>, info: ModelInfo,
         dictionary: inout KeyDictionary
     ) throws(StoreError) -> M {
-        var reloaded = false
-        while true {
+        do {
+            return try recordDecoder.decodeRecord(M.self, from: bytes, dictionary: dictionary)
+        } catch {
+            return try decode(M.self, bytes, key: key, info: info, dictionary: &dictionary, after: error)
+        }
+    }
+
+    /// The record a first decoding failed on: decoded again after reloading the key dictionary when it named a tag
+    /// the dictionary lacked, or the failure as a `StoreError` with the record's id and field.
+    private func decode<M: Model>(
+        _ type: M.Type, _ bytes: UnsafeRawBufferPointer, key: some Collection<UInt8>, info: ModelInfo,
+        dictionary: inout KeyDictionary, after failure: any Error
+    ) throws(StoreError) -> M {
+        var failure = failure
+        if failure is RecordDecoder.UnknownKeyTag {
+            dictionary = try reloadDictionary(for: info)
             do {
                 return try recordDecoder.decodeRecord(M.self, from: bytes, dictionary: dictionary)
             } catch is RecordDecoder.UnknownKeyTag {
-                guard !reloaded else {
-                    throw .decodingFailed(
-                        model: info.name, id: KeyEncoding.describe(key), field: "",
-                        reason: "the record names a key its model's key dictionary does not have")
-                }
-                dictionary = try reloadDictionary(for: info)
-                reloaded = true
-            } catch let error as DecodingError {
-                throw StoreError(error, model: info.name, id: KeyEncoding.describe(key))
-            } catch {
                 throw .decodingFailed(
-                    model: info.name, id: KeyEncoding.describe(key), field: "", reason: "\(error)")
+                    model: info.name, id: KeyEncoding.describe(key), field: "",
+                    reason: "the record names a key its model's key dictionary does not have")
+            } catch {
+                failure = error
             }
         }
+        if let error = failure as? DecodingError {
+            throw StoreError(error, model: info.name, id: KeyEncoding.describe(key))
+        }
+        throw .decodingFailed(model: info.name, id: KeyEncoding.describe(key), field: "", reason: "\(failure)")
     }
 
     func fetch<M: Model>(_ type: M.Type, id: M.ID) throws(StoreError) -> M? {
@@ -170,6 +182,9 @@ extension ReadScope {
         do { return try txn.statistics(info.records).entries } catch { throw lmdbError(error, "count") }
     }
 
+    /// Whether large results are decoded on more than one core.
+    var decodesInParallel: Bool { ParallelDecoding.workers > 1 && store.configuration.decodesInParallel }
+
     /// Decodes records read from this transaction, in order, keeping those `keep` accepts; on every core when
     /// there are many and the configuration allows it (`decodesInParallel`), each worker checking the records it
     /// decodes.
@@ -177,9 +192,7 @@ extension ReadScope {
         _ type: M.Type, _ entries: [Entry], info: ModelInfo, keeping keep: (@Sendable (M) -> Bool)? = nil
     ) throws(StoreError) -> [M] {
         var dictionary = try self.dictionary(for: info)
-        if entries.count >= ParallelDecoding.minimumRecords, ParallelDecoding.workers > 1,
-            store.configuration.decodesInParallel
-        {
+        if entries.count >= ParallelDecoding.minimumRecords, decodesInParallel {
             return try decodeInParallel(M.self, entries, info: info, dictionary: &dictionary, keeping: keep)
         }
         // Each value is moved into place in storage made once for all: appending to a generic array copies it
@@ -189,9 +202,12 @@ extension ReadScope {
             guard let base = buffer.baseAddress else { return }
             do throws(StoreError) {
                 for (key, value) in entries {
-                    let decoded = try decode(M.self, value, key: key, info: info, dictionary: &dictionary)
-                    guard keep?(decoded) ?? true else { continue }
-                    (base + count).initialize(to: decoded)
+                    // Decoded in place, and dropped there if not kept: a value is never copied.
+                    (base + count).initialize(to: try decode(M.self, value, key: key, info: info, dictionary: &dictionary))
+                    if let keep, !keep((base + count).pointee) {
+                        (base + count).deinitialize(count: 1)
+                        continue
+                    }
                     count += 1
                 }
             } catch {

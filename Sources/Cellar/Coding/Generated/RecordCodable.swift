@@ -69,8 +69,11 @@ extension Model {
     public static var _recordKeys: RecordKeys? { nil }
 }
 
+// Inlinable, so that a model's witnesses call its generated code directly, not through the protocol's.
 extension Model where Self: RecordCodable {
+    @inlinable
     public static func _readRecord(_ reader: inout RecordReader) throws -> Self { try Self(record: &reader) }
+    @inlinable
     public func _writeRecord(_ writer: inout RecordWriter) throws { try write(record: &writer) }
     public static func _recordField(for keyPath: PartialKeyPath<Self>) -> Int? { recordField(for: keyPath) }
     public static var _recordKeys: RecordKeys? { recordKeys }

@@ -30,6 +30,19 @@ public struct RecordReader {
     /// Enters the keyed container at the reader's position.
     public mutating func beginFields(of keys: RecordKeys) throws -> RecordFieldCursor {
         let table = decoderReference._withUnsafeGuaranteedRef { $0.fieldTable(for: keys, in: dictionaryReference) }
+        // A whole keyed container, as every sound record holds: its header read in place.
+        let entries = offset + 1 + RecordFormat.containerHeaderSize
+        if entries <= bytes.count, bytes[offset] == RecordFormat.ValueType.keyed.rawValue,
+            depth + 1 < RecordFormat.maximumDepth
+        {
+            let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 1, as: UInt32.self)))
+            let count = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 5, as: UInt32.self)))
+            if length <= bytes.count - entries, count <= length {
+                offset = entries
+                depth += 1
+                return RecordFieldCursor(table: table, start: entries, end: entries + length)
+            }
+        }
         let type = try valueType()
         let start = offset + 1 + RecordFormat.containerHeaderSize
         let end: Int
@@ -59,7 +72,7 @@ public struct RecordReader {
     /// Reads a field whose type has generated or built-in record code; the error `Codable` gives when the record
     /// has none. Inlinable, as every helper generated code calls, so that it is specialized where the type is
     /// compiled: unspecialized, each call would look up generic metadata.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func value<T: RecordStorable>(_ type: T.Type, field: Int, of fields: inout RecordFieldCursor)
         throws -> T
     {
@@ -74,7 +87,7 @@ public struct RecordReader {
     }
 
     /// Reads an optional field; `nil` when the record has none, as `Codable`'s `decodeIfPresent` reads it.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func value<W: RecordStorable>(_ type: W?.Type, field: Int, of fields: inout RecordFieldCursor)
         throws -> W?
     {
@@ -119,7 +132,7 @@ public struct RecordReader {
     /// Moves the reader to `field`'s value and says whether the record has one. The entry after the last one
     /// read is tried first: records are written in field order, so that is almost always the one. Entries of
     /// names the type does not have (written by another version of it) are passed over.
-    @inlinable
+    @inlinable @inline(__always)
     mutating func seek(_ field: Int, in fields: inout RecordFieldCursor) throws -> Bool {
         // The expected entry, when its one-byte key names the field: a comparison, where a search would read keys
         // and look tags up.
@@ -184,7 +197,7 @@ public struct RecordReader {
     // Each read accepts what `RecordDecoder` accepts for the same type, and moves past the value.
 
     /// Reads a value of a type with generated or built-in record code.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func value<T: RecordStorable>(_ type: T.Type) throws -> T {
         try T.read(from: &self)
     }
@@ -202,14 +215,33 @@ public struct RecordReader {
     }
 
     /// Whether the value at the reader's position is `nil`; moves past it when it is.
+    @inlinable
     public mutating func readNil() throws -> Bool {
-        guard try valueType() == .null else { return false }
+        guard offset < bytes.count else { throw Self.truncatedValue() }
+        guard bytes[offset] == RecordFormat.ValueType.null.rawValue else { return false }
         offset += 1
         return true
     }
 
     /// Reads a `Bool`.
+    @inlinable
     public mutating func readBool() throws -> Bool {
+        if offset < bytes.count {
+            switch bytes[offset] {
+            case RecordFormat.ValueType.true.rawValue:
+                offset += 1
+                return true
+            case RecordFormat.ValueType.false.rawValue:
+                offset += 1
+                return false
+            default: break
+            }
+        }
+        return try readBoolOrThrow()
+    }
+
+    @usableFromInline
+    mutating func readBoolOrThrow() throws -> Bool {
         switch try valueType() {
         case .true:
             offset += 1
@@ -221,9 +253,23 @@ public struct RecordReader {
         }
     }
 
-    /// Any stored integer width converts to any other when the value fits, as in `RecordDecoder`.
-    @inline(__always)
+    /// Any stored integer width converts to any other when the value fits, as in `RecordDecoder`. Inlined where
+    /// the field is read: a value stored in its own type's width, as it almost always is, costs a comparison and a
+    /// load.
+    @inlinable @inline(__always)
     public mutating func readInteger<T: FixedWidthInteger>(_: T.Type) throws -> T {
+        let size = MemoryLayout<T>.size
+        if offset < bytes.count, bytes[offset] == RecordFormat.storedType(of: T.self), bytes.count - offset > size {
+            let value = T(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 1, as: T.self))
+            offset += 1 + size
+            return value
+        }
+        return try readIntegerOfAnyWidth(T.self)
+    }
+
+    /// An integer stored in another width than its type's, or damage.
+    @usableFromInline
+    mutating func readIntegerOfAnyWidth<T: FixedWidthInteger>(_: T.Type) throws -> T {
         let found = try valueType()
         let at = offset + 1
         let value: T?
@@ -247,7 +293,18 @@ public struct RecordReader {
     }
 
     /// Reads a `Double`; a stored `Float` widens.
+    @inlinable
     public mutating func readDouble() throws -> Double {
+        if offset < bytes.count, bytes[offset] == RecordFormat.ValueType.double.rawValue, bytes.count - offset > 8 {
+            let value = Double(bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 1, as: UInt64.self)))
+            offset += 9
+            return value
+        }
+        return try readDoubleOrFloat()
+    }
+
+    @usableFromInline
+    mutating func readDoubleOrFloat() throws -> Double {
         switch try valueType() {
         case .double:
             defer { offset += 9 }
@@ -376,7 +433,21 @@ public struct RecordReader {
         offset += size
     }
 
+    @inline(__always)
     private mutating func payload(_ expected: RecordFormat.ValueType) throws -> UnsafeRawBufferPointer {
+        // A length below 128, one byte, as almost every stored text and data has.
+        let start = offset + 2
+        if start <= bytes.count, bytes[offset] == expected.rawValue, bytes[offset + 1] < 0x80 {
+            let length = Int(bytes[offset + 1])
+            if bytes.count - start >= length {
+                offset = start + length
+                return UnsafeRawBufferPointer(rebasing: bytes[start..<start + length])
+            }
+        }
+        return try payloadOfAnyLength(expected)
+    }
+
+    private mutating func payloadOfAnyLength(_ expected: RecordFormat.ValueType) throws -> UnsafeRawBufferPointer {
         let found = try valueType()
         guard found == expected else { throw mismatch(expected: expected, found: found) }
         var reader = ByteReader(bytes, offset: offset + 1)
@@ -390,24 +461,20 @@ public struct RecordReader {
     }
 
     private mutating func text(_ expected: RecordFormat.ValueType) throws -> String {
-        let raw = try payload(expected)
-        // ASCII needs no validation, and validating costs more than the rest of the read. (`String(validating:)`
-        // is generic over the encoding and, unspecialized, looks up metadata on every call.)
-        if raw.allSatisfy({ $0 < 0x80 }) {
-            return String(unsafeUninitializedCapacity: raw.count) { buffer in
-                UnsafeMutableRawBufferPointer(buffer).copyMemory(from: raw)
-                return raw.count
-            }
-        }
-        guard let string = String(validating: raw, as: UTF8.self) else {
+        guard let text = ByteReader.text(try payload(expected)) else {
             throw corrupted("the stored text is not valid UTF-8")
         }
-        return string
+        return text
     }
 
     // MARK: Errors (the coding path is added by each container on the way out)
 
-    private func truncated() -> DecodingError { corrupted("the record ends inside a value") }
+    private func truncated() -> DecodingError { Self.truncatedValue() }
+
+    @usableFromInline
+    static func truncatedValue() -> DecodingError {
+        .dataCorrupted(.init(codingPath: [], debugDescription: "the record ends inside a value"))
+    }
 
     private func corrupted(_ message: String) -> DecodingError {
         .dataCorrupted(.init(codingPath: [], debugDescription: message))

@@ -59,23 +59,33 @@ extension Condition.Node {
 /// A class, so that the query's loop holds one reference and copies nothing per record.
 final class BytesFilter {
     private let check: BytesCheck
+    /// The predicate's one comparison, when it has only one, called without the closure around it.
+    private let single: FieldTest?
+    private let singleCode: UInt64
     private let decoder: RecordDecoder
     private let dictionary: KeyDictionary
 
     /// The filter of `node` for a model whose record keys are `keys`, with the tags of `dictionary`; `nil` when no
     /// comparison of it can be read from bytes.
     init?<M>(_ node: Condition<M>.Node, keys: RecordKeys, decoder: RecordDecoder, dictionary: KeyDictionary) {
-        let check = node.bytesCheck { field in
+        func code(_ field: Int) -> UInt64 {
             // An entry's key is its tag shifted left. A name the dictionary lacks has no tag: no entry has that
             // key (an odd one never matches), and a record with a newer tag is left to the decoder.
             dictionary.tags[keys.names[field]].map { UInt64($0) << 1 } ?? .max
         }
-        guard let check else { return nil }
+        guard let check = node.bytesCheck(code: code) else { return nil }
         (self.check, self.decoder, self.dictionary) = (check, decoder, dictionary)
+        if case .condition(let comparison) = node, let test = comparison.fieldTest {
+            (single, singleCode) = (test, code(test.field))
+        } else {
+            (single, singleCode) = (nil, 0)
+        }
     }
 
     func mayMatch(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let record = RecordEntries(bytes, decoder: decoder, dictionary: dictionary) else { return true }
+        // (Optional chaining calls the test without retaining it.)
+        if single != nil { return single?.check(record, code: singleCode) != false }
         return check(record) != false
     }
 }

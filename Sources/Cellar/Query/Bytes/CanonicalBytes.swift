@@ -14,9 +14,8 @@ final class CanonicalBytes: Sendable {
     /// Whether one of the values is `nil`; whether all are.
     private let hasNil: Bool
     private let allNil: Bool
-    /// The one compared integer or `Bool`, the most common case, compared without a loop or `memcmp`: its type
-    /// byte, its payload as a little-endian number, and the payload's size.
-    private let single: (type: UInt8, payload: UInt64, size: Int)?
+    /// The one compared integer or `Bool`, the most common case, compared without a loop or `memcmp`.
+    let scalar: StoredScalar?
 
     init?<V: Encodable>(_ values: [V]) {
         var stored: [UInt8] = []
@@ -38,9 +37,9 @@ final class CanonicalBytes: Sendable {
         if ranges.count == 1, stored.count <= 9, stored[0] != RecordFormat.ValueType.string.rawValue {
             var payload: UInt64 = 0
             for (position, byte) in stored.dropFirst().enumerated() { payload |= UInt64(byte) << (8 * position) }
-            single = (stored[0], payload, stored.count - 1)
+            scalar = StoredScalar(type: stored[0], payload: payload, size: stored.count - 1)
         } else {
-            single = nil
+            scalar = nil
         }
     }
 
@@ -54,22 +53,8 @@ final class CanonicalBytes: Sendable {
             // `nil` equals only `nil`. (In a property that is not optional, null is damage for the decoder to report.)
             return nullIsNil ? hasNil : nil
         }
+        if let scalar, type == scalar.type { return scalar.matches(bytes, at: offset) }
         let available = bytes.count - offset
-        if let single, type == single.type {
-            // A value of the compared type and width: equal exactly when the payloads are.
-            guard available > single.size else { return nil }
-            let at = offset + 1
-            let payload: UInt64
-            switch single.size {
-            case 0: payload = 0
-            case 1: payload = UInt64(bytes[at])
-            case 2: payload = UInt64(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt16.self)))
-            case 4: payload = UInt64(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
-            case 8: payload = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self))
-            default: return nil
-            }
-            return payload == single.payload
-        }
         var comparable = false
         let equal = stored.withUnsafeBytes { stored -> Bool in
             guard let compared = stored.baseAddress else { return false }
@@ -103,5 +88,30 @@ final class CanonicalBytes: Sendable {
         case .string: payload.allSatisfy { $0 < 0x80 }
         default: false
         }
+    }
+}
+
+/// One compared integer or `Bool` in its stored form: its type byte, its payload as a little-endian number, and
+/// the payload's size. A value compared with one of these is a type byte and a load.
+struct StoredScalar: Sendable {
+    let type: UInt8
+    let payload: UInt64
+    let size: Int
+
+    /// Whether the value at `offset` is this one; `nil` when it is stored in another form, or does not fit.
+    @inline(__always)
+    func matches(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Bool? {
+        guard offset < bytes.count, bytes[offset] == type, bytes.count - offset > size else { return nil }
+        let at = offset + 1
+        let stored: UInt64
+        switch size {
+        case 0: stored = 0
+        case 1: stored = UInt64(bytes[at])
+        case 2: stored = UInt64(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt16.self)))
+        case 4: stored = UInt64(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
+        case 8: stored = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self))
+        default: return nil
+        }
+        return stored == payload
     }
 }

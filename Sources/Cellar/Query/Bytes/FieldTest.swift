@@ -7,11 +7,15 @@ import Foundation
 /// the same declarations as their reading and writing, so it is right by construction. A plain `Codable` model may
 /// store a property under another key, or transform it in `init(from:)`; its conditions are checked on decoded
 /// values, as before.
-struct FieldTest: Sendable {
+///
+/// A class: a query's check holds one reference, and calling it per record copies nothing.
+final class FieldTest: Sendable {
     /// The compared property's field: its number among the model's record keys.
     let field: Int
     /// For an equality, the compared values in their stored form, when that form is canonical.
     let canonical: CanonicalBytes?
+    /// The one compared integer or `Bool` of `canonical`, compared here without a call.
+    let scalar: StoredScalar?
     /// Whether the equality is `!=`.
     let negated: Bool
     /// The answer for a record without the field: the test on `nil` for an optional property; `nil` (decode and
@@ -19,6 +23,14 @@ struct FieldTest: Sendable {
     let whenAbsent: Bool?
     /// Reads the field's value and tests it.
     let readAndTest: @Sendable (inout RecordReader) throws -> Bool
+
+    private init(
+        field: Int, canonical: CanonicalBytes?, negated: Bool, whenAbsent: Bool?,
+        readAndTest: @escaping @Sendable (inout RecordReader) throws -> Bool
+    ) {
+        (self.field, self.canonical, self.scalar) = (field, canonical, canonical?.scalar)
+        (self.negated, self.whenAbsent, self.readAndTest) = (negated, whenAbsent, readAndTest)
+    }
 
     /// The test of `path` against `test`, when `M` has generated code that stores the property as a field of a
     /// type with built-in or generated record code. For an equality (`==`, `!=`, `in`), `equalTo` are the compared
@@ -58,6 +70,7 @@ struct FieldTest: Sendable {
         case .value(let offset):
             // A stored null is the optional's `nil`; in a property that is not optional it is damage, which the
             // decoded test must report.
+            if let scalar, let equal = scalar.matches(record.bytes, at: offset) { return equal != negated }
             // (Optional chaining reads the class reference without retaining it, where binding it would.)
             if let equal = canonical?.matches(record.bytes, at: offset, nullIsNil: whenAbsent != nil) {
                 return equal != negated

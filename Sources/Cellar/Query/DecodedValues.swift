@@ -1,0 +1,51 @@
+/// A query's decoded values, gathered one at a time into storage that doubles as it fills, then moved into an
+/// array at once. In code generic over the model, as a query's is, `Array.append` costs a uniqueness check and
+/// generic calls per value; here a value costs one move.
+final class DecodedValues<Value> {
+    private var base: UnsafeMutablePointer<Value>
+    private var capacity: Int
+    private(set) var count = 0
+
+    init(capacity: Int = 64) {
+        self.capacity = Swift.max(capacity, 1)
+        base = .allocate(capacity: self.capacity)
+    }
+
+    deinit {
+        base.deinitialize(count: count)
+        base.deallocate()
+    }
+
+    @inline(__always)
+    func append(_ value: consuming Value) {
+        if count == capacity { grow() }
+        (base + count).initialize(to: value)
+        count += 1
+    }
+
+    /// The value appended last, to check before keeping it.
+    var last: UnsafePointer<Value> { UnsafePointer(base + (count - 1)) }
+
+    func removeLast() {
+        count -= 1
+        (base + count).deinitialize(count: 1)
+    }
+
+    private func grow() {
+        let larger = UnsafeMutablePointer<Value>.allocate(capacity: capacity * 2)
+        larger.moveInitialize(from: base, count: count)
+        base.deallocate()
+        base = larger
+        capacity *= 2
+    }
+
+    /// The values, moved out: the storage is empty afterwards.
+    func moveToArray() -> [Value] {
+        let moved = count
+        count = 0
+        return [Value](unsafeUninitializedCapacity: moved) { buffer, initialized in
+            if let destination = buffer.baseAddress { destination.moveInitialize(from: base, count: moved) }
+            initialized = moved
+        }
+    }
+}
