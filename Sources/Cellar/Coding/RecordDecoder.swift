@@ -24,6 +24,8 @@ final class RecordDecoder {
         var generation = 0
         /// The field tables generated code used last, so a scan asks its dictionary (behind a lock) once.
         var fieldTables: [(dictionary: KeyDictionary, table: FieldTable)] = []
+        /// The type `isLinkList` was asked about last, and its answer.
+        var lastCast: (type: ObjectIdentifier, isLinkList: Bool)?
         /// The one used last, found without reference counting; always one `fieldTables` holds.
         var lastTable: (keys: ObjectIdentifier, dictionary: UnsafeMutableRawPointer, table: Unmanaged<FieldTable>)?
     }
@@ -193,8 +195,20 @@ final class RecordDecoder {
             state.pointee.position = outer
             if keyed { state.pointee.path.removeLast() }
         }
-        if let list = T.self as? any LinkListCoding.Type { return try decodeLinkList(list, as: T.self) }
+        if isLinkList(T.self), let list = T.self as? any LinkListCoding.Type {
+            return try decodeLinkList(list, as: T.self)
+        }
         return try T(from: self)
+    }
+
+    /// Whether `type` is a list of links, remembered for the type asked about last: a dynamic cast costs about a
+    /// tenth of a record's decoding, and a scan asks it about the same model record after record.
+    private func isLinkList<T>(_ type: T.Type) -> Bool {
+        let identifier = ObjectIdentifier(type)
+        if let known = state.pointee.lastCast, known.type == identifier { return known.isLinkList }
+        let isLinkList = type is any LinkListCoding.Type
+        state.pointee.lastCast = (identifier, isLinkList)
+        return isLinkList
     }
 
     /// Opens the list type, which is `T`, to call its decoder.

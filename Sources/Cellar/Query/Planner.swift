@@ -258,7 +258,8 @@ extension Query {
         case .records:
             return try context.recordCount(info)
         case .primaryKeyRanges(let ranges):
-            return try Self.countEntries(in: info.records, ranges: ranges, txn: try context.lmdb, context: context, cap: .max)
+            return try Self.countEntries(
+                in: info.records, ranges: ranges, txn: try context.lmdb, context: context, cap: .max)
         case .indexRanges(let position, let ranges):
             return try Self.countEntries(
                 in: info.indexes[position], ranges: ranges, txn: try context.lmdb, context: context, cap: .max)
@@ -362,7 +363,9 @@ extension Query {
                         prefilter.mayMatch(entry.value) ? try body(entry.key, entry.value) : true
                     }
                 } else {
-                    try txn.walk(info.records, descending: plan.isDescending) { entry in try body(entry.key, entry.value) }
+                    try txn.walk(info.records, descending: plan.isDescending) { entry in
+                        try body(entry.key, entry.value)
+                    }
                 }
                 return
             case .primaryKeyRanges(let ranges):

@@ -203,7 +203,8 @@ extension ReadScope {
             do throws(StoreError) {
                 for (key, value) in entries {
                     // Decoded in place, and dropped there if not kept: a value is never copied.
-                    (base + count).initialize(to: try decode(M.self, value, key: key, info: info, dictionary: &dictionary))
+                    (base + count).initialize(
+                        to: try decode(M.self, value, key: key, info: info, dictionary: &dictionary))
                     if let keep, !keep((base + count).pointee) {
                         (base + count).deinitialize(count: 1)
                         continue

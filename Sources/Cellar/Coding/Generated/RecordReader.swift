@@ -296,7 +296,8 @@ public struct RecordReader {
     @inlinable
     public mutating func readDouble() throws -> Double {
         if offset < bytes.count, bytes[offset] == RecordFormat.ValueType.double.rawValue, bytes.count - offset > 8 {
-            let value = Double(bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 1, as: UInt64.self)))
+            let value = Double(
+                bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 1, as: UInt64.self)))
             offset += 9
             return value
         }
