@@ -253,8 +253,13 @@ struct ByteReader {
     /// validation, which costs more than the rest of the read. (`String(validating:)` is generic over the encoding
     /// and, unspecialized, looks up metadata on every call; `String(decoding:)` costs twice this copy.)
     static func text(_ bytes: UnsafeRawBufferPointer) -> String? {
-        guard isASCII(bytes) else { return String(validating: bytes, as: UTF8.self) }
-        return String(unsafeUninitializedCapacity: bytes.count) { buffer in
+        isASCII(bytes) ? asciiText(bytes) : String(validating: bytes, as: UTF8.self)
+    }
+
+    /// The text of bytes known to be ASCII.
+    @inline(__always)
+    static func asciiText(_ bytes: UnsafeRawBufferPointer) -> String {
+        String(unsafeUninitializedCapacity: bytes.count) { buffer in
             UnsafeMutableRawBufferPointer(buffer).copyMemory(from: bytes)
             return bytes.count
         }

@@ -76,6 +76,21 @@ public struct RecordReader {
     public mutating func value<T: RecordStorable>(_ type: T.Type, field: Int, of fields: inout RecordFieldCursor)
         throws -> T
     {
+        try storedValue(T.self, field: field, of: &fields)
+    }
+
+    /// Reads an optional field; `nil` when the record has none, as `Codable`'s `decodeIfPresent` reads it.
+    @inlinable @inline(__always)
+    public mutating func value<W: RecordStorable>(_ type: W?.Type, field: Int, of fields: inout RecordFieldCursor)
+        throws -> W?
+    {
+        try storedValue(W?.self, field: field, of: &fields)
+    }
+
+    @inlinable @inline(__always)
+    mutating func storedValue<T: RecordStorable>(_ type: T.Type, field: Int, of fields: inout RecordFieldCursor)
+        throws -> T
+    {
         guard try seek(field, in: &fields) else { throw fields.missing(field) }
         do {
             let value = try T.read(from: &self)
@@ -86,9 +101,8 @@ public struct RecordReader {
         }
     }
 
-    /// Reads an optional field; `nil` when the record has none, as `Codable`'s `decodeIfPresent` reads it.
     @inlinable @inline(__always)
-    public mutating func value<W: RecordStorable>(_ type: W?.Type, field: Int, of fields: inout RecordFieldCursor)
+    mutating func storedValue<W: RecordStorable>(_ type: W?.Type, field: Int, of fields: inout RecordFieldCursor)
         throws -> W?
     {
         guard try seek(field, in: &fields) else { return nil }
@@ -99,6 +113,198 @@ public struct RecordReader {
         } catch {
             throw fields.annotate(error, field: field)
         }
+    }
+
+    // MARK: Fields read in place
+    // The most common field types have overloads that generated code picks over the generic reads: when the field
+    // is the entry expected next (records are written in field order) and stored in its type's own form, its value
+    // is read where it lies, with no call; anything else takes the generic read, which accepts every form the
+    // decoder accepts and reports every failure.
+
+    /// Reads an `Int` field.
+    @inlinable @inline(__always)
+    public mutating func value(_ type: Int.Type, field: Int, of fields: inout RecordFieldCursor) throws -> Int {
+        try integer(Int.self, field: field, of: &fields)
+    }
+
+    /// Reads an optional `Int` field.
+    @inlinable @inline(__always)
+    public mutating func value(_ type: Int?.Type, field: Int, of fields: inout RecordFieldCursor) throws -> Int? {
+        try optionalInteger(Int.self, field: field, of: &fields)
+    }
+
+    /// Reads an `Int64` field.
+    @inlinable @inline(__always)
+    public mutating func value(_ type: Int64.Type, field: Int, of fields: inout RecordFieldCursor) throws -> Int64 {
+        try integer(Int64.self, field: field, of: &fields)
+    }
+
+    /// Reads an optional `Int64` field.
+    @inlinable @inline(__always)
+    public mutating func value(_ type: Int64?.Type, field: Int, of fields: inout RecordFieldCursor) throws -> Int64? {
+        try optionalInteger(Int64.self, field: field, of: &fields)
+    }
+
+    /// Reads an `Int32` field.
+    @inlinable @inline(__always)
+    public mutating func value(_ type: Int32.Type, field: Int, of fields: inout RecordFieldCursor) throws -> Int32 {
+        try integer(Int32.self, field: field, of: &fields)
+    }
+
+    /// Reads an optional `Int32` field.
+    @inlinable @inline(__always)
+    public mutating func value(_ type: Int32?.Type, field: Int, of fields: inout RecordFieldCursor) throws -> Int32? {
+        try optionalInteger(Int32.self, field: field, of: &fields)
+    }
+
+    /// Reads a `UInt64` field.
+    @inlinable @inline(__always)
+    public mutating func value(_ type: UInt64.Type, field: Int, of fields: inout RecordFieldCursor) throws -> UInt64 {
+        try integer(UInt64.self, field: field, of: &fields)
+    }
+
+    /// Reads an optional `UInt64` field.
+    @inlinable @inline(__always)
+    public mutating func value(_ type: UInt64?.Type, field: Int, of fields: inout RecordFieldCursor) throws
+        -> UInt64?
+    {
+        try optionalInteger(UInt64.self, field: field, of: &fields)
+    }
+
+    /// Reads a `Double` field.
+    @inlinable @inline(__always)
+    public mutating func value(_ type: Double.Type, field: Int, of fields: inout RecordFieldCursor) throws -> Double {
+        if let payload = expectedEntry(field, type: .double, size: 8, of: &fields) {
+            return Double(
+                bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: payload, as: UInt64.self)))
+        }
+        return try outlinedValue(Double.self, field: field, of: &fields)
+    }
+
+    /// Reads an optional `Double` field.
+    @inlinable @inline(__always)
+    public mutating func value(_ type: Double?.Type, field: Int, of fields: inout RecordFieldCursor) throws -> Double? {
+        if expectedEntry(field, type: .null, size: 0, of: &fields) != nil { return nil }
+        if let payload = expectedEntry(field, type: .double, size: 8, of: &fields) {
+            return Double(
+                bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: payload, as: UInt64.self)))
+        }
+        return try outlinedValue(Double?.self, field: field, of: &fields)
+    }
+
+    /// Reads a `Bool` field.
+    @inlinable @inline(__always)
+    public mutating func value(_ type: Bool.Type, field: Int, of fields: inout RecordFieldCursor) throws -> Bool {
+        if expectedEntry(field, type: .true, size: 0, of: &fields) != nil { return true }
+        if expectedEntry(field, type: .false, size: 0, of: &fields) != nil { return false }
+        return try outlinedValue(Bool.self, field: field, of: &fields)
+    }
+
+    /// Reads an optional `Bool` field.
+    @inlinable @inline(__always)
+    public mutating func value(_ type: Bool?.Type, field: Int, of fields: inout RecordFieldCursor) throws -> Bool? {
+        if expectedEntry(field, type: .null, size: 0, of: &fields) != nil { return nil }
+        if expectedEntry(field, type: .true, size: 0, of: &fields) != nil { return true }
+        if expectedEntry(field, type: .false, size: 0, of: &fields) != nil { return false }
+        return try outlinedValue(Bool?.self, field: field, of: &fields)
+    }
+
+    /// Reads a `String` field; ASCII text shorter than 128 bytes, the most common, in place.
+    @inlinable @inline(__always)
+    public mutating func value(_ type: String.Type, field: Int, of fields: inout RecordFieldCursor) throws -> String {
+        if let text = textInPlace(field, of: &fields) { return text }
+        return try outlinedValue(String.self, field: field, of: &fields)
+    }
+
+    /// Reads an optional `String` field.
+    @inlinable @inline(__always)
+    public mutating func value(_ type: String?.Type, field: Int, of fields: inout RecordFieldCursor) throws -> String? {
+        if expectedEntry(field, type: .null, size: 0, of: &fields) != nil { return nil }
+        if let text = textInPlace(field, of: &fields) { return text }
+        return try outlinedValue(String?.self, field: field, of: &fields)
+    }
+
+    @inlinable @inline(__always)
+    mutating func integer<T: FixedWidthInteger & RecordStorable>(
+        _ type: T.Type, field: Int, of fields: inout RecordFieldCursor
+    ) throws -> T {
+        let size = MemoryLayout<T>.size
+        if let payload = expectedEntry(field, stored: RecordFormat.storedType(of: T.self), size: size, of: &fields) {
+            return T(littleEndian: bytes.loadUnaligned(fromByteOffset: payload, as: T.self))
+        }
+        return try outlinedValue(T.self, field: field, of: &fields)
+    }
+
+    @inlinable @inline(__always)
+    mutating func optionalInteger<T: FixedWidthInteger & RecordStorable>(
+        _ type: T.Type, field: Int, of fields: inout RecordFieldCursor
+    ) throws -> T? {
+        if expectedEntry(field, type: .null, size: 0, of: &fields) != nil { return nil }
+        let size = MemoryLayout<T>.size
+        if let payload = expectedEntry(field, stored: RecordFormat.storedType(of: T.self), size: size, of: &fields) {
+            return T(littleEndian: bytes.loadUnaligned(fromByteOffset: payload, as: T.self))
+        }
+        return try outlinedValue(T?.self, field: field, of: &fields)
+    }
+
+    /// The text of `field` when it is the entry expected next and ASCII shorter than 128 bytes.
+    @inlinable @inline(__always)
+    mutating func textInPlace(_ field: Int, of fields: inout RecordFieldCursor) -> String? {
+        let at = fields.next
+        guard fields.end - at >= 3, UInt16(bytes[at]) == fields.keyByte(field),
+            bytes[at + 1] == RecordFormat.ValueType.string.rawValue, bytes[at + 2] < 0x80
+        else { return nil }
+        let start = at + 3
+        let end = start + Int(bytes[at + 2])
+        guard end <= fields.end, let text = Self.asciiText(UnsafeRawBufferPointer(rebasing: bytes[start..<end])) else {
+            return nil
+        }
+        (offset, fields.next) = (end, end)
+        return text
+    }
+
+    /// The generic read, kept out of line so that the in-place read around it stays small enough to inline.
+    @inlinable @inline(never)
+    mutating func outlinedValue<T: RecordStorable>(_ type: T.Type, field: Int, of fields: inout RecordFieldCursor)
+        throws -> T
+    {
+        try storedValue(T.self, field: field, of: &fields)
+    }
+
+    /// The generic read of an optional, kept out of line.
+    @inlinable @inline(never)
+    mutating func outlinedValue<W: RecordStorable>(_ type: W?.Type, field: Int, of fields: inout RecordFieldCursor)
+        throws -> W?
+    {
+        try storedValue(W?.self, field: field, of: &fields)
+    }
+
+    /// Where the payload of `field` starts when it is the entry expected next, whole, with a one-byte key and
+    /// type byte `type`; the reader and the cursor then stand past it. `nil` otherwise, with nothing moved.
+    @inlinable @inline(__always)
+    mutating func expectedEntry(
+        _ field: Int, type: RecordFormat.ValueType, size: Int, of fields: inout RecordFieldCursor
+    ) -> Int? {
+        expectedEntry(field, stored: type.rawValue, size: size, of: &fields)
+    }
+
+    @inlinable @inline(__always)
+    mutating func expectedEntry(_ field: Int, stored type: UInt8, size: Int, of fields: inout RecordFieldCursor)
+        -> Int?
+    {
+        // (`beginFields` made sure that the container ends inside the bytes: `fields.end <= bytes.count`.)
+        let at = fields.next
+        guard fields.end - at >= 2 + size, UInt16(bytes[at]) == fields.keyByte(field), bytes[at + 1] == type else {
+            return nil
+        }
+        (offset, fields.next) = (at + 2 + size, at + 2 + size)
+        return at + 2
+    }
+
+    /// The text of ASCII bytes; `nil` when some byte is not ASCII.
+    @usableFromInline
+    static func asciiText(_ bytes: UnsafeRawBufferPointer) -> String? {
+        ByteReader.isASCII(bytes) ? ByteReader.asciiText(bytes) : nil
     }
 
     /// Reads a field of any other `Decodable` type through `RecordDecoder`.
@@ -138,7 +344,7 @@ public struct RecordReader {
         // and look tags up.
         let expected = fields.next
         if expected < fields.end,
-            UInt16(bytes[expected]) == fields.tableReference._withUnsafeGuaranteedRef({ $0.keyBytes[field] })
+            UInt16(bytes[expected]) == fields.keyByte(field)
         {
             offset = expected + 1
             return true
@@ -497,12 +703,22 @@ public struct RecordFieldCursor {
     @usableFromInline let start: Int
     @usableFromInline let end: Int
     @usableFromInline var next: Int
+    /// The table's key bytes, read in place.
+    @usableFromInline let keyBytes: UnsafePointer<UInt16>
+    @usableFromInline let fieldCount: Int
 
     init(table: Unmanaged<FieldTable>, start: Int, end: Int) {
         self.tableReference = table
         self.start = start
         self.end = end
         self.next = start
+        (keyBytes, fieldCount) = table._withUnsafeGuaranteedRef { (UnsafePointer($0.keyBytes), $0.keys.names.count) }
+    }
+
+    /// The one-byte key of `field`'s entries, or a value no byte has.
+    @inlinable @inline(__always)
+    func keyByte(_ field: Int) -> UInt16 {
+        UInt(bitPattern: field) < UInt(bitPattern: fieldCount) ? keyBytes[field] : .max
     }
 
     /// The error for a required field the record lacks.
@@ -541,20 +757,26 @@ struct RecordCodingKey: CodingKey {
 }
 
 /// Which field of a type each tag of a key dictionary names.
+///
+/// Unchecked `Sendable`: it never changes after `init`, and its key bytes are storage it owns.
 @usableFromInline
-final class FieldTable: Sendable {
+final class FieldTable: @unchecked Sendable {
     let keys: RecordKeys
     /// For each tag, the number of the field it names, or -1.
     let fields: [Int32]
-    /// For each field, its entries' key when that is one byte (a tag below 64), or a value no byte has.
-    @usableFromInline let keyBytes: [UInt16]
+    /// For each field, its entries' key when that is one byte (a tag below 64), or a value no byte has. In storage
+    /// of its own, so that a cursor reads it with no array in between.
+    let keyBytes: UnsafeMutablePointer<UInt16>
 
     init(keys: RecordKeys, dictionary: KeyDictionary) {
         self.keys = keys
         fields = dictionary.names.map { keys.numbers[$0].map(Int32.init) ?? -1 }
-        keyBytes = keys.names.map { name in
-            guard let tag = dictionary.tags[name], tag < 64 else { return .max }
-            return UInt16(tag << 1)
+        keyBytes = .allocate(capacity: Swift.max(keys.names.count, 1))
+        for (field, name) in keys.names.enumerated() {
+            let tag = dictionary.tags[name]
+            (keyBytes + field).initialize(to: tag.map { $0 < 64 ? UInt16($0 << 1) : .max } ?? .max)
         }
     }
+
+    deinit { keyBytes.deallocate() }
 }
