@@ -184,7 +184,7 @@ extension Query {
         let plan = try plan(info: info, context: context)
         var dictionary = try context.dictionary(for: info)
         let mayMatch = bytesCheck(plan, context: context, dictionary: dictionary)
-        if plan.isOrdered, limitCount != nil || !context.decodesInParallel {
+        if plan.isOrdered, limitCount != nil || !context.decodesInParallel(M.self) {
             // In order, and on this thread: each record is decoded as the walk reaches it, and a limit stops the
             // walk as soon as the page is full.
             let limit = limitCount ?? .max

@@ -33,7 +33,9 @@ public struct Configuration: Sendable {
     public var allowsMigration = true
     /// Whether a query that decodes many records (4,096 or more) decodes them on every core (up to 8), inside its read
     /// transaction. Set it to `false` to keep each query on its caller's thread: in an app extension with a tight CPU
-    /// budget, or to compare with a one-core engine.
+    /// budget, or to compare with a one-core engine. Models with generated record code (`@Record`) always decode on
+    /// the caller's thread, as the walk reaches each record: handing records to other cores costs them more than it
+    /// saves.
     public var decodesInParallel = true
     /// Open the store for reading only (Realm's `readOnly`): a store shipped in an app bundle, on a read-only volume,
     /// or owned by another user. The store must exist and its stored schema must match the models (nothing is
