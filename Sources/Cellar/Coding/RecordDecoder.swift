@@ -11,13 +11,12 @@ final class RecordDecoder {
     private struct State {
         var bytes = UnsafeRawBufferPointer(start: nil, count: 0)
         var dictionary = KeyDictionary.empty
+        /// `dictionary`, read without reference counting.
+        var dictionaryReference = Unmanaged.passUnretained(KeyDictionary.empty)
         /// Where the value handed to the next `init(from:)` starts.
         var position = 0
         /// Keys of the values being decoded, outermost first; read only to report an error.
         var path: [any CodingKey] = []
-        /// Each keyed container's next expected entry: synthesized `init(from:)` asks for keys in the order
-        /// they were written, so trying that entry first finds almost every key without a search.
-        var cursors: [Int] = []
         /// Set while decoding, so a decoder is never reused from inside its own work.
         var busy = false
         /// Counts the records decoded, so a container kept past its record is refused, not read.
@@ -37,12 +36,6 @@ final class RecordDecoder {
     private var position: Int { state.pointee.position }
     private var path: [any CodingKey] { state.pointee.path }
 
-    fileprivate func cursor(_ slot: Int) -> Int { state.pointee.cursors[slot] }
-    fileprivate func setCursor(_ slot: Int, to offset: Int) { state.pointee.cursors[slot] = offset }
-    fileprivate func addCursor(at offset: Int) -> Int {
-        state.pointee.cursors.append(offset)
-        return state.pointee.cursors.count - 1
-    }
 
     /// The record being decoded, for containers to check they still belong to it.
     fileprivate var generation: Int { state.pointee.generation }
@@ -153,9 +146,9 @@ final class RecordDecoder {
         state.pointee.generation &+= 1
         state.pointee.bytes = bytes
         state.pointee.dictionary = dictionary
+        state.pointee.dictionaryReference = .passUnretained(dictionary)
         state.pointee.position = 0
         state.pointee.path.removeAll(keepingCapacity: true)
-        state.pointee.cursors.removeAll(keepingCapacity: true)
         defer {
             // Never keep a pointer into a page past the call.
             state.pointee.bytes = UnsafeRawBufferPointer(start: nil, count: 0)
@@ -422,6 +415,23 @@ final class RecordDecoder {
         return Int(tag) < names.count ? names[Int(tag)] : nil
     }
 
+    /// The value of the entry at `offset` when its key is a one-byte tag naming `name`, and where the entry after
+    /// it starts: the common case of a keyed container's lookup, with no entry parsed into an enum and no reference
+    /// counted. `nil` for anything else, which the full lookup handles.
+    @inline(__always)
+    fileprivate func tagged(_ name: String, at offset: Int, end: Int) -> (value: Int, next: Int)? {
+        let bytes = state.pointee.bytes
+        guard offset >= 0, offset < end, end <= bytes.count else { return nil }
+        let key = bytes[offset]
+        guard key < 0x80, key & 1 == 0 else { return nil }
+        let tag = Int(key >> 1)
+        let matched = state.pointee.dictionaryReference._withUnsafeGuaranteedRef { dictionary in
+            tag < dictionary.names.count && dictionary.names[tag] == name
+        }
+        guard matched, let size = RecordFormat.valueSize(in: bytes, at: offset + 1, end: end) else { return nil }
+        return (offset + 1, offset + 1 + size)
+    }
+
     /// Whether an entry's key is `name` (or `intValue`); `nil` when it names a tag the dictionary lacks.
     fileprivate func matches(_ entryKey: EntryKey, name: String, intValue: Int?) -> Bool? {
         switch entryKey {
@@ -471,7 +481,7 @@ extension RecordDecoder: Decoder {
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         let (start, end, _) = try container(at: position, type: .keyed, key: noKey)
         return KeyedDecodingContainer(
-            KeyedContainer<Key>(decoder: self, start: start, end: end, slot: addCursor(at: start), path: path))
+            KeyedContainer<Key>(decoder: self, start: start, end: end, path: path))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -484,30 +494,40 @@ extension RecordDecoder: Decoder {
     }
 }
 
-private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+/// A class, not a struct: the standard library's box calls it through unspecialized generic code, which copies a
+/// struct (and retains each of its references) on every call; a class costs one retain.
+private final class KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let decoder: RecordDecoder
     let generation: Int
     let start: Int
     let end: Int
-    let slot: Int
     let codingPath: [any CodingKey]
+    /// Where the entry expected next starts: synthesized `init(from:)` asks for keys in the order they were
+    /// written, so trying that entry first finds almost every key without a search.
+    private var next: Int
 
     /// The offset of `key`'s value, or `nil` when the record has no such key.
     private func find(_ key: Key) throws -> Int? {
-        try find(name: key.stringValue, intValue: key.intValue, key: key)
+        let name = key.stringValue
+        try decoder.checkAlive(generation)
+        if let found = decoder.tagged(name, at: next, end: end) {
+            next = found.next
+            return found.value
+        }
+        return try find(name: name, intValue: key.intValue, key: key)
     }
 
     private func find<K: CodingKey>(name: String, intValue: Int?, key: K) throws -> Int? {
         try decoder.checkAlive(generation)
         do {
-            let expected = decoder.cursor(slot)
+            let expected = next
             if expected < end {
                 let (entryKey, value) = try decoder.entry(at: expected, end: end)
                 guard let matched = decoder.matches(entryKey, name: name, intValue: intValue) else {
                     throw RecordDecoder.UnknownKeyTag()
                 }
                 if matched {
-                    decoder.setCursor(slot, to: try decoder.valueEnd(at: value, end: end))
+                    next = try decoder.valueEnd(at: value, end: end)
                     return value
                 }
             }
@@ -519,7 +539,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
                     throw RecordDecoder.UnknownKeyTag()
                 }
                 if matched {
-                    decoder.setCursor(slot, to: next)
+                    self.next = next
                     return value
                 }
                 offset = next
@@ -636,7 +656,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         let (start, end, _) = try decoder.container(at: require(key), type: .keyed, key: key)
         return KeyedDecodingContainer(
             KeyedContainer<NestedKey>(
-                decoder: decoder, start: start, end: end, slot: decoder.addCursor(at: start), path: codingPath + [key]))
+                decoder: decoder, start: start, end: end, path: codingPath + [key]))
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
@@ -654,12 +674,12 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         SuperDecoder(decoder: decoder, offset: try find(key) ?? RecordDecoder.absent)
     }
 
-    init(decoder: RecordDecoder, start: Int, end: Int, slot: Int, path: [any CodingKey]) {
+    init(decoder: RecordDecoder, start: Int, end: Int, path: [any CodingKey]) {
         self.decoder = decoder
         self.generation = decoder.generation
         self.start = start
         self.end = end
-        self.slot = slot
+        self.next = start
         self.codingPath = path
     }
 }
@@ -754,7 +774,7 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
         let (start, end, _) = try decoder.container(at: at, type: .keyed, key: key)
         return KeyedDecodingContainer(
             KeyedContainer<NestedKey>(
-                decoder: decoder, start: start, end: end, slot: decoder.addCursor(at: start), path: codingPath + [key]))
+                decoder: decoder, start: start, end: end, path: codingPath + [key]))
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -818,7 +838,7 @@ private struct SuperDecoder: Decoder {
         let (start, end, _) = try decoder.container(at: offset, type: .keyed, key: noKey)
         return KeyedDecodingContainer(
             KeyedContainer<Key>(
-                decoder: decoder, start: start, end: end, slot: decoder.addCursor(at: start), path: codingPath))
+                decoder: decoder, start: start, end: end, path: codingPath))
     }
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
         let (start, end, count) = try decoder.container(at: offset, type: .unkeyed, key: noKey)
