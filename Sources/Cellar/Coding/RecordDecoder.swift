@@ -36,7 +36,6 @@ final class RecordDecoder {
     private var position: Int { state.pointee.position }
     private var path: [any CodingKey] { state.pointee.path }
 
-
     /// The record being decoded, for containers to check they still belong to it.
     fileprivate var generation: Int { state.pointee.generation }
 
