@@ -10,8 +10,52 @@ struct Ticket: Model {
     static let schema = Schema<Ticket>(autoIncrement: true)
 }
 
+/// Ids of each width the sequence numbers: `Int` and `Int64` directly, other integers through the schema's mapping.
+struct IntTicket: Model {
+    var id: Int = 0
+    static let schema = Schema<IntTicket>(autoIncrement: true)
+}
+
+struct SmallTicket: Model {
+    var id: UInt8 = 0
+    static let schema = Schema<SmallTicket>(autoIncrement: true)
+}
+
 @Suite("Auto-increment sequences")
 struct SequenceTests {
+    @Test func eachIdWidthIsNumberedMovedAndExhausted() throws {
+        let store = try Store.inMemory(.init(models: [Ticket.self, IntTicket.self, SmallTicket.self]))
+        try store.write { tx in
+            #expect(try tx.insert(Ticket(writer: "a")).id == 1)
+            #expect(try tx.insert(IntTicket()).id == 1)
+            #expect(try tx.insert(SmallTicket()).id == 1)
+            // An explicit id moves the sequence past it; a negative one does not.
+            try tx.insert(Ticket(id: 41, writer: "b"))
+            try tx.insert(Ticket(id: -7, writer: "c"))
+            try tx.insert(IntTicket(id: 41))
+            try tx.insert(SmallTicket(id: 41))
+            #expect(try tx.insert(Ticket(writer: "d")).id == 42)
+            #expect(try tx.insert(IntTicket()).id == 42)
+            #expect(try tx.insert(SmallTicket()).id == 42)
+            // At the end of the id type's range, or of the sequence's, an insert is refused, not wrapped.
+            try tx.insert(Ticket(id: .max - 1, writer: "e"))
+            try tx.insert(IntTicket(id: .max - 1))
+            try tx.insert(SmallTicket(id: .max))
+        }
+        func expectExhausted(_ insert: (WriteTransaction) throws -> Void) {
+            #expect {
+                try store.write { tx in try insert(tx) }
+            } throws: { error in
+                guard case StoreError.sequenceExhausted = error else { return false }
+                return true
+            }
+        }
+        expectExhausted { tx in try tx.insert(Ticket(writer: "f")) }
+        expectExhausted { tx in try tx.insert(IntTicket()) }
+        expectExhausted { tx in try tx.insert(SmallTicket()) }
+        expectExhausted { tx in try tx.insert(Ticket(id: .max, writer: "g")) }
+    }
+
     @Test func idsAreNeverReusedAfterDeletesOrReopening() throws {
         let folder = TemporaryFolder()
         do {

@@ -453,19 +453,11 @@ public final class WriteTransaction: ReadScope {
     /// Gives `value` the next id when its id is unset; moves the sequence past an explicit id. Called only for a
     /// model that numbers ids.
     private func assignID<M: Model>(_ value: inout M, state: ModelWriteState) throws(StoreError) {
-        guard let sequence = M.schema.sequence else { return }
-        var next = try state.nextID(in: self)
-        if sequence.isUnset(value.id) {
-            guard let id = sequence.fromSequence(next), next < .max else {
-                throw .sequenceExhausted(model: state.info.name)
-            }
-            value.id = id
-            next += 1
-        } else if let explicit = sequence.toSequence(value.id), explicit >= next {
-            guard explicit < .max else { throw .sequenceExhausted(model: state.info.name) }
-            next = explicit + 1
-        }
-        state.pendingNextID = next
+        guard let numberID = state.numberID else { return }
+        let next = try state.nextID(in: self)
+        let moved = withUnsafeMutablePointer(to: &value) { numberID(UnsafeMutableRawPointer($0), next) }
+        guard let moved else { throw .sequenceExhausted(model: state.info.name) }
+        state.pendingNextID = moved
     }
 
     func state<M: Model>(for type: M.Type) throws(StoreError) -> ModelWriteState {
@@ -495,6 +487,34 @@ public final class WriteTransaction: ReadScope {
                     name: index.name, isUnique: index.isUnique, isMultiEntry: index.isMultiEntry
                 ) { record, key in
                     try appendKey(record.assumingMemoryBound(to: M.self).pointee, &key)
+                }
+            },
+            numberID: M.schema.sequence.map { sequence in
+                // `Int64` and `Int` ids, the usual ones, read and set as the number they are: the mapping's
+                // closures are generic over the id type, unspecialized, and cost a thousand instructions an insert.
+                if M.ID.self == Int64.self || M.ID.self == Int.self {
+                    return { record, next in
+                        let value = record.assumingMemoryBound(to: M.self)
+                        let id = unsafeBitCast(value.pointee.id, to: Int64.self)
+                        if id == 0 {
+                            guard next < .max else { return nil }
+                            value.pointee.id = unsafeBitCast(next, to: M.ID.self)
+                            return next + 1
+                        }
+                        return id < next ? next : id < .max ? id + 1 : nil
+                    }
+                }
+                return { record, next in
+                    let value = record.assumingMemoryBound(to: M.self)
+                    if sequence.isUnset(value.pointee.id) {
+                        guard let id = sequence.fromSequence(next), next < .max else { return nil }
+                        value.pointee.id = id
+                        return next + 1
+                    }
+                    if let explicit = sequence.toSequence(value.pointee.id), explicit >= next {
+                        return explicit < .max ? explicit + 1 : nil
+                    }
+                    return next
                 }
             })
         states[id] = state
@@ -557,11 +577,20 @@ final class ModelWriteState {
     var loggedWholesale = false
     /// The sequence's next value once this transaction has used or moved it; written by `flush`.
     var pendingNextID: Int64?
+    /// For a model whose ids come from a sequence: gives the record at the pointer (a model value) the sequence's
+    /// next value when its id is unset, and returns the value that follows it, or `nil` when the sequence is
+    /// exhausted. Made once from the schema, without the model's type at each call: reading `M.schema` looks up
+    /// its metadata, and an optional's, on every insert.
+    let numberID: ((UnsafeMutableRawPointer, Int64) -> Int64?)?
 
-    init(type: ObjectIdentifier, info: ModelInfo, dictionary: KeyDictionary, indexEntries: [IndexEntryMaker]) {
+    init(
+        type: ObjectIdentifier, info: ModelInfo, dictionary: KeyDictionary, indexEntries: [IndexEntryMaker],
+        numberID: ((UnsafeMutableRawPointer, Int64) -> Int64?)?
+    ) {
         self.type = type
         self.info = info
         self.indexEntries = indexEntries
+        self.numberID = numberID
         newIndexKeys = Array(repeating: [], count: indexEntries.count)
         self.encoder = RecordEncoder(dictionary: dictionary)
     }
