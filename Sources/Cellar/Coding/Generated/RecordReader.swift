@@ -124,127 +124,132 @@ public struct RecordReader {
     /// Reads an `Int` field.
     @inlinable @inline(__always)
     public mutating func value(_ type: Int.Type, field: Int, of fields: inout RecordFieldCursor) throws -> Int {
-        try integer(Int.self, field: field, of: &fields)
+        try self.field(Int.self, field, of: &fields) { $0.integerInPlace(Int.self, field: $1, of: &$2) }
     }
 
     /// Reads an optional `Int` field.
     @inlinable @inline(__always)
     public mutating func value(_ type: Int?.Type, field: Int, of fields: inout RecordFieldCursor) throws -> Int? {
-        try optionalInteger(Int.self, field: field, of: &fields)
+        try optionalField(Int.self, field, of: &fields) { $0.integerInPlace(Int.self, field: $1, of: &$2) }
     }
 
     /// Reads an `Int64` field.
     @inlinable @inline(__always)
     public mutating func value(_ type: Int64.Type, field: Int, of fields: inout RecordFieldCursor) throws -> Int64 {
-        try integer(Int64.self, field: field, of: &fields)
+        try self.field(Int64.self, field, of: &fields) { $0.integerInPlace(Int64.self, field: $1, of: &$2) }
     }
 
     /// Reads an optional `Int64` field.
     @inlinable @inline(__always)
     public mutating func value(_ type: Int64?.Type, field: Int, of fields: inout RecordFieldCursor) throws -> Int64? {
-        try optionalInteger(Int64.self, field: field, of: &fields)
+        try optionalField(Int64.self, field, of: &fields) { $0.integerInPlace(Int64.self, field: $1, of: &$2) }
     }
 
     /// Reads an `Int32` field.
     @inlinable @inline(__always)
     public mutating func value(_ type: Int32.Type, field: Int, of fields: inout RecordFieldCursor) throws -> Int32 {
-        try integer(Int32.self, field: field, of: &fields)
+        try self.field(Int32.self, field, of: &fields) { $0.integerInPlace(Int32.self, field: $1, of: &$2) }
     }
 
     /// Reads an optional `Int32` field.
     @inlinable @inline(__always)
     public mutating func value(_ type: Int32?.Type, field: Int, of fields: inout RecordFieldCursor) throws -> Int32? {
-        try optionalInteger(Int32.self, field: field, of: &fields)
+        try optionalField(Int32.self, field, of: &fields) { $0.integerInPlace(Int32.self, field: $1, of: &$2) }
     }
 
     /// Reads a `UInt64` field.
     @inlinable @inline(__always)
     public mutating func value(_ type: UInt64.Type, field: Int, of fields: inout RecordFieldCursor) throws -> UInt64 {
-        try integer(UInt64.self, field: field, of: &fields)
+        try self.field(UInt64.self, field, of: &fields) { $0.integerInPlace(UInt64.self, field: $1, of: &$2) }
     }
 
     /// Reads an optional `UInt64` field.
     @inlinable @inline(__always)
-    public mutating func value(_ type: UInt64?.Type, field: Int, of fields: inout RecordFieldCursor) throws
-        -> UInt64?
-    {
-        try optionalInteger(UInt64.self, field: field, of: &fields)
+    public mutating func value(_ type: UInt64?.Type, field: Int, of fields: inout RecordFieldCursor) throws -> UInt64? {
+        try optionalField(UInt64.self, field, of: &fields) { $0.integerInPlace(UInt64.self, field: $1, of: &$2) }
     }
 
     /// Reads a `Double` field.
     @inlinable @inline(__always)
     public mutating func value(_ type: Double.Type, field: Int, of fields: inout RecordFieldCursor) throws -> Double {
-        if let payload = expectedEntry(field, type: .double, size: 8, of: &fields) {
-            return Double(
-                bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: payload, as: UInt64.self)))
-        }
-        return try outlinedValue(Double.self, field: field, of: &fields)
+        try self.field(Double.self, field, of: &fields) { $0.doubleInPlace($1, of: &$2) }
     }
 
     /// Reads an optional `Double` field.
     @inlinable @inline(__always)
     public mutating func value(_ type: Double?.Type, field: Int, of fields: inout RecordFieldCursor) throws -> Double? {
-        if expectedEntry(field, type: .null, size: 0, of: &fields) != nil { return nil }
-        if let payload = expectedEntry(field, type: .double, size: 8, of: &fields) {
-            return Double(
-                bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: payload, as: UInt64.self)))
-        }
-        return try outlinedValue(Double?.self, field: field, of: &fields)
+        try optionalField(Double.self, field, of: &fields) { $0.doubleInPlace($1, of: &$2) }
     }
 
     /// Reads a `Bool` field.
     @inlinable @inline(__always)
     public mutating func value(_ type: Bool.Type, field: Int, of fields: inout RecordFieldCursor) throws -> Bool {
-        if expectedEntry(field, type: .true, size: 0, of: &fields) != nil { return true }
-        if expectedEntry(field, type: .false, size: 0, of: &fields) != nil { return false }
-        return try outlinedValue(Bool.self, field: field, of: &fields)
+        try self.field(Bool.self, field, of: &fields) { $0.boolInPlace($1, of: &$2) }
     }
 
     /// Reads an optional `Bool` field.
     @inlinable @inline(__always)
     public mutating func value(_ type: Bool?.Type, field: Int, of fields: inout RecordFieldCursor) throws -> Bool? {
-        if expectedEntry(field, type: .null, size: 0, of: &fields) != nil { return nil }
-        if expectedEntry(field, type: .true, size: 0, of: &fields) != nil { return true }
-        if expectedEntry(field, type: .false, size: 0, of: &fields) != nil { return false }
-        return try outlinedValue(Bool?.self, field: field, of: &fields)
+        try optionalField(Bool.self, field, of: &fields) { $0.boolInPlace($1, of: &$2) }
     }
 
-    /// Reads a `String` field; ASCII text shorter than 128 bytes, the most common, in place.
+    /// Reads a `String` field.
     @inlinable @inline(__always)
     public mutating func value(_ type: String.Type, field: Int, of fields: inout RecordFieldCursor) throws -> String {
-        if let text = textInPlace(field, of: &fields) { return text }
-        return try outlinedValue(String.self, field: field, of: &fields)
+        try self.field(String.self, field, of: &fields) { $0.textInPlace($1, of: &$2) }
     }
 
     /// Reads an optional `String` field.
     @inlinable @inline(__always)
     public mutating func value(_ type: String?.Type, field: Int, of fields: inout RecordFieldCursor) throws -> String? {
-        if expectedEntry(field, type: .null, size: 0, of: &fields) != nil { return nil }
-        if let text = textInPlace(field, of: &fields) { return text }
-        return try outlinedValue(String?.self, field: field, of: &fields)
+        try optionalField(String.self, field, of: &fields) { $0.textInPlace($1, of: &$2) }
     }
 
+    /// `inPlace`'s value of `field`, or the generic read's when it has none.
     @inlinable @inline(__always)
-    mutating func integer<T: FixedWidthInteger & RecordStorable>(
-        _ type: T.Type, field: Int, of fields: inout RecordFieldCursor
+    mutating func field<T: RecordStorable>(
+        _ type: T.Type, _ field: Int, of fields: inout RecordFieldCursor,
+        inPlace: (inout RecordReader, Int, inout RecordFieldCursor) -> T?
     ) throws -> T {
-        let size = MemoryLayout<T>.size
-        if let payload = expectedEntry(field, stored: RecordFormat.storedType(of: T.self), size: size, of: &fields) {
-            return T(littleEndian: bytes.loadUnaligned(fromByteOffset: payload, as: T.self))
-        }
+        if let value = inPlace(&self, field, &fields) { return value }
         return try outlinedValue(T.self, field: field, of: &fields)
     }
 
+    /// `nil` for a stored null, else `inPlace`'s value of `field`, or the generic read's when it has none.
     @inlinable @inline(__always)
-    mutating func optionalInteger<T: FixedWidthInteger & RecordStorable>(
-        _ type: T.Type, field: Int, of fields: inout RecordFieldCursor
+    mutating func optionalField<T: RecordStorable>(
+        _ type: T.Type, _ field: Int, of fields: inout RecordFieldCursor,
+        inPlace: (inout RecordReader, Int, inout RecordFieldCursor) -> T?
     ) throws -> T? {
         if expectedEntry(field, type: .null, size: 0, of: &fields) != nil { return nil }
-        let size = MemoryLayout<T>.size
-        if let payload = expectedEntry(field, stored: RecordFormat.storedType(of: T.self), size: size, of: &fields) {
-            return T(littleEndian: bytes.loadUnaligned(fromByteOffset: payload, as: T.self))
-        }
+        if let value = inPlace(&self, field, &fields) { return value }
         return try outlinedValue(T?.self, field: field, of: &fields)
+    }
+
+    /// An integer stored in its type's own width, where the entry expected next lies.
+    @inlinable @inline(__always)
+    mutating func integerInPlace<T: FixedWidthInteger>(
+        _ type: T.Type, field: Int, of fields: inout RecordFieldCursor
+    ) -> T? {
+        let size = MemoryLayout<T>.size
+        guard let payload = expectedEntry(field, stored: RecordFormat.storedType(of: T.self), size: size, of: &fields)
+        else { return nil }
+        return T(littleEndian: bytes.loadUnaligned(fromByteOffset: payload, as: T.self))
+    }
+
+    /// A `Double` where the entry expected next lies.
+    @inlinable @inline(__always)
+    mutating func doubleInPlace(_ field: Int, of fields: inout RecordFieldCursor) -> Double? {
+        guard let payload = expectedEntry(field, type: .double, size: 8, of: &fields) else { return nil }
+        return Double(bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: payload, as: UInt64.self)))
+    }
+
+    /// A `Bool` where the entry expected next lies.
+    @inlinable @inline(__always)
+    mutating func boolInPlace(_ field: Int, of fields: inout RecordFieldCursor) -> Bool? {
+        if expectedEntry(field, type: .true, size: 0, of: &fields) != nil { return true }
+        if expectedEntry(field, type: .false, size: 0, of: &fields) != nil { return false }
+        return nil
     }
 
     /// The text of `field` when it is the entry expected next and ASCII shorter than 128 bytes.
