@@ -141,64 +141,54 @@ func queryBenchmarks() {
     for engine in cellarEngines {
         Benchmark("query age == \(queriedAge) (\(expectedMatches) dogs): \(engine.name)") { benchmark in
             let store = try indexedCellarStore(decodesInParallel: engine.decodesInParallel)
-            benchmark.startMeasurement()
-            for _ in benchmark.scaledIterations {
+            try measure(benchmark) {
                 blackHole(try store.objects(IndexedDog.self).where(\.age == queriedAge).results())
             }
-            benchmark.stopMeasurement()
         }
     }
     for engine in generatedEngines {
         Benchmark("query age == \(queriedAge) (\(expectedMatches) dogs): \(engine.name)") { benchmark in
             let store = try indexedGeneratedStore(decodesInParallel: engine.decodesInParallel)
-            benchmark.startMeasurement()
-            for _ in benchmark.scaledIterations {
+            try measure(benchmark) {
                 blackHole(try store.objects(FastIndexedDog.self).where(\.age == queriedAge).results())
             }
-            benchmark.stopMeasurement()
         }
     }
     Benchmark("query age == \(queriedAge) (\(expectedMatches) dogs): raw LMDB") { benchmark in
         let store = try IndexedRawStore()
         let age = Int64(queriedAge)
-        benchmark.startMeasurement()
-        for _ in benchmark.scaledIterations { blackHole(try store.dogs(in: store.ages, from: age, through: age)) }
-        benchmark.stopMeasurement()
+        try measure(benchmark) {
+            blackHole(try store.dogs(in: store.ages, from: age, through: age))
+        }
     }
     Benchmark("query age == \(queriedAge) (\(expectedMatches) dogs): GRDB") { benchmark in
         let store = try IndexedGRDBStore()
-        benchmark.startMeasurement()
-        for _ in benchmark.scaledIterations {
+        try measure(benchmark) {
             blackHole(try store.queue.read { db in try IndexedDog.filter(Column("age") == queriedAge).fetchAll(db) })
         }
-        benchmark.stopMeasurement()
     }
 
     for engine in cellarEngines {
         Benchmark("query age in \(ageRange): \(engine.name)") { benchmark in
             let store = try indexedCellarStore(decodesInParallel: engine.decodesInParallel)
-            benchmark.startMeasurement()
-            for _ in benchmark.scaledIterations {
+            try measure(benchmark) {
                 blackHole(try store.objects(IndexedDog.self).where(.between(\.age, ageRange)).results())
             }
-            benchmark.stopMeasurement()
         }
     }
     Benchmark("query age in \(ageRange): raw LMDB") { benchmark in
         let store = try IndexedRawStore()
         let (lower, upper) = (Int64(ageRange.lowerBound), Int64(ageRange.upperBound))
-        benchmark.startMeasurement()
-        for _ in benchmark.scaledIterations { blackHole(try store.dogs(in: store.ages, from: lower, through: upper)) }
-        benchmark.stopMeasurement()
+        try measure(benchmark) {
+            blackHole(try store.dogs(in: store.ages, from: lower, through: upper))
+        }
     }
     Benchmark("query age in \(ageRange): GRDB") { benchmark in
         let store = try IndexedGRDBStore()
-        benchmark.startMeasurement()
-        for _ in benchmark.scaledIterations {
+        try measure(benchmark) {
             blackHole(
-                try store.queue.read { db in try IndexedDog.filter(ageRange.contains(Column("age"))).fetchAll(db) })
+            try store.queue.read { db in try IndexedDog.filter(ageRange.contains(Column("age"))).fetchAll(db) })
         }
-        benchmark.stopMeasurement()
     }
 
     Benchmark("query top 20 by name: Cellar", configuration: repeated) { benchmark in
@@ -264,50 +254,42 @@ func queryBenchmarks() {
     for engine in cellarEngines {
         Benchmark("query owner == \(rareOwner), no index (a scan): \(engine.name)") { benchmark in
             let store = try indexedCellarStore(decodesInParallel: engine.decodesInParallel)
-            benchmark.startMeasurement()
-            for _ in benchmark.scaledIterations {
+            try measure(benchmark) {
                 blackHole(try store.objects(IndexedDog.self).where(\.owner == rareOwner).results())
             }
-            benchmark.stopMeasurement()
         }
     }
     for engine in generatedEngines {
         Benchmark("query owner == \(rareOwner), no index (a scan): \(engine.name)") { benchmark in
             let store = try indexedGeneratedStore(decodesInParallel: engine.decodesInParallel)
-            benchmark.startMeasurement()
-            for _ in benchmark.scaledIterations {
+            try measure(benchmark) {
                 blackHole(try store.objects(FastIndexedDog.self).where(\.owner == rareOwner).results())
             }
-            benchmark.stopMeasurement()
         }
     }
     // The raw peer checks the owner field in place and decodes only the dogs that match, as SQLite does.
     Benchmark("query owner == \(rareOwner), no index (a scan): raw LMDB") { benchmark in
         let store = try IndexedRawStore()
-        benchmark.startMeasurement()
-        for _ in benchmark.scaledIterations {
+        try measure(benchmark) {
             var found: [Dog] = []
             try store.raw.read { txn in
-                try Raw.withCursor(txn, store.raw.database) { cursor in
-                    var entry = try Raw.move(cursor, MDB_FIRST)
-                    while let (key, value) = entry {
-                        if RawLayout.owner(from: value) == rareOwner {
-                            found.append(RawLayout.dog(id: RawLayout.id(key), from: value))
-                        }
-                        entry = try Raw.move(cursor, MDB_NEXT)
+            try Raw.withCursor(txn, store.raw.database) { cursor in
+                var entry = try Raw.move(cursor, MDB_FIRST)
+                while let (key, value) = entry {
+                    if RawLayout.owner(from: value) == rareOwner {
+                        found.append(RawLayout.dog(id: RawLayout.id(key), from: value))
                     }
+                    entry = try Raw.move(cursor, MDB_NEXT)
                 }
+            }
             }
             blackHole(found)
         }
-        benchmark.stopMeasurement()
     }
     Benchmark("query owner == \(rareOwner), no index (a scan): GRDB") { benchmark in
         let store = try IndexedGRDBStore()
-        benchmark.startMeasurement()
-        for _ in benchmark.scaledIterations {
+        try measure(benchmark) {
             blackHole(try store.queue.read { db in try IndexedDog.filter(Column("owner") == rareOwner).fetchAll(db) })
         }
-        benchmark.stopMeasurement()
     }
 }

@@ -182,59 +182,59 @@ func relationBenchmarks() {
     for engine in cellarEngines {
         Benchmark("\(ownersTitle): \(engine.name)") { benchmark in
             let store = try linkedCellarStore(decodesInParallel: engine.decodesInParallel)
-            benchmark.startMeasurement()
-            let oldDogs = store.objects(LinkedDog.self).where(\.age >= minimumAge)
-            blackHole(try store.objects(LinkedPerson.self).backlinking(oldDogs, via: \.dogs).results())
-            benchmark.stopMeasurement()
+            try measure(benchmark) {
+                let oldDogs = store.objects(LinkedDog.self).where(\.age >= minimumAge)
+                blackHole(try store.objects(LinkedPerson.self).backlinking(oldDogs, via: \.dogs).results())
+            }
         }
     }
     Benchmark("\(ownersTitle): raw LMDB") { benchmark in
         let store = try LinkedRawStore()
-        benchmark.startMeasurement()
-        try store.raw.read { txn in
-            var owners = Set<Int64>()
-            try Raw.withCursor(txn, store.ages) { ages in
-                try Raw.withCursor(txn, store.backlinks) { backlinks in
-                    var entry = try RawLayout.withKey(Int64(minimumAge)) { try Raw.move(ages, MDB_SET_RANGE, key: $0) }
-                    while let (_, dog) = entry {
-                        var person = try Raw.move(backlinks, MDB_SET, key: dog)
-                        while let (_, key) = person {
-                            owners.insert(RawLayout.id(key))
-                            person = try Raw.move(backlinks, MDB_NEXT_DUP)
-                        }
-                        entry = try Raw.move(ages, MDB_NEXT)
-                    }
-                }
-            }
-            var found: [(id: Int64, name: String, dogs: [Int64])] = []
-            try Raw.withCursor(txn, store.people) { people in
-                for id in owners.sorted() {
-                    try RawLayout.withKey(id) { key in
-                        if let (_, bytes) = try Raw.move(people, MDB_SET_KEY, key: key) {
-                            found.append(LinkedRawStore.person(id: id, from: bytes))
+        try measure(benchmark) {
+            try store.raw.read { txn in
+                var owners = Set<Int64>()
+                try Raw.withCursor(txn, store.ages) { ages in
+                    try Raw.withCursor(txn, store.backlinks) { backlinks in
+                        var entry = try RawLayout.withKey(Int64(minimumAge)) { try Raw.move(ages, MDB_SET_RANGE, key: $0) }
+                        while let (_, dog) = entry {
+                            var person = try Raw.move(backlinks, MDB_SET, key: dog)
+                            while let (_, key) = person {
+                                owners.insert(RawLayout.id(key))
+                                person = try Raw.move(backlinks, MDB_NEXT_DUP)
+                            }
+                            entry = try Raw.move(ages, MDB_NEXT)
                         }
                     }
                 }
+                var found: [(id: Int64, name: String, dogs: [Int64])] = []
+                try Raw.withCursor(txn, store.people) { people in
+                    for id in owners.sorted() {
+                        try RawLayout.withKey(id) { key in
+                            if let (_, bytes) = try Raw.move(people, MDB_SET_KEY, key: key) {
+                                found.append(LinkedRawStore.person(id: id, from: bytes))
+                            }
+                        }
+                    }
+                }
+                blackHole(found)
             }
-            blackHole(found)
         }
-        benchmark.stopMeasurement()
     }
     Benchmark("\(ownersTitle): GRDB") { benchmark in
         let store = try LinkedGRDBStore()
-        benchmark.startMeasurement()
-        blackHole(
-            try store.queue.read { db in
-                try LinkedPerson.fetchAll(
-                    db,
-                    sql: """
-                        SELECT DISTINCT person.* FROM person
-                        JOIN personDog ON personDog.personId = person.id
-                        JOIN dog ON dog.id = personDog.dogId
-                        WHERE dog.age >= ?
-                        """, arguments: [minimumAge])
-            })
-        benchmark.stopMeasurement()
+        try measure(benchmark) {
+            blackHole(
+                try store.queue.read { db in
+                    try LinkedPerson.fetchAll(
+                        db,
+                        sql: """
+                            SELECT DISTINCT person.* FROM person
+                            JOIN personDog ON personDog.personId = person.id
+                            JOIN dog ON dog.id = personDog.dogId
+                            WHERE dog.age >= ?
+                            """, arguments: [minimumAge])
+                })
+        }
     }
 
     Benchmark("query backlinks of one dog: Cellar", configuration: repeated) { benchmark in
