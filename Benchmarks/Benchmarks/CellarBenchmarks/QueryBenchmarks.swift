@@ -187,7 +187,7 @@ func queryBenchmarks() {
         let store = try IndexedGRDBStore()
         try measure(benchmark) {
             blackHole(
-            try store.queue.read { db in try IndexedDog.filter(ageRange.contains(Column("age"))).fetchAll(db) })
+                try store.queue.read { db in try IndexedDog.filter(ageRange.contains(Column("age"))).fetchAll(db) })
         }
     }
 
@@ -273,15 +273,15 @@ func queryBenchmarks() {
         try measure(benchmark) {
             var found: [Dog] = []
             try store.raw.read { txn in
-            try Raw.withCursor(txn, store.raw.database) { cursor in
-                var entry = try Raw.move(cursor, MDB_FIRST)
-                while let (key, value) = entry {
-                    if RawLayout.owner(from: value) == rareOwner {
-                        found.append(RawLayout.dog(id: RawLayout.id(key), from: value))
+                try Raw.withCursor(txn, store.raw.database) { cursor in
+                    var entry = try Raw.move(cursor, MDB_FIRST)
+                    while let (key, value) = entry {
+                        if RawLayout.owner(from: value) == rareOwner {
+                            found.append(RawLayout.dog(id: RawLayout.id(key), from: value))
+                        }
+                        entry = try Raw.move(cursor, MDB_NEXT)
                     }
-                    entry = try Raw.move(cursor, MDB_NEXT)
                 }
-            }
             }
             blackHole(found)
         }

@@ -195,7 +195,9 @@ func relationBenchmarks() {
                 var owners = Set<Int64>()
                 try Raw.withCursor(txn, store.ages) { ages in
                     try Raw.withCursor(txn, store.backlinks) { backlinks in
-                        var entry = try RawLayout.withKey(Int64(minimumAge)) { try Raw.move(ages, MDB_SET_RANGE, key: $0) }
+                        var entry = try RawLayout.withKey(Int64(minimumAge)) {
+                            try Raw.move(ages, MDB_SET_RANGE, key: $0)
+                        }
                         while let (_, dog) = entry {
                             var person = try Raw.move(backlinks, MDB_SET, key: dog)
                             while let (_, key) = person {
