@@ -9,6 +9,8 @@ extension RecordValue {
         case .bool(let value): String(value)
         case .int(let value): String(value)
         case .uint(let value): String(value)
+        case .int128(let value): String(value)
+        case .uint128(let value): String(value)
         case .float(let value): String(value)
         case .double(let value): String(value)
         case .string(let value): Self.quoted(value)
@@ -30,6 +32,8 @@ extension RecordValue {
         case .bool(let value): String(value)
         case .int(let value): String(value)
         case .uint(let value): String(value)
+        case .int128(let value): String(value)
+        case .uint128(let value): String(value)
         case .float(let value): value.isFinite ? String(value) : Self.quoted(String(value))
         case .double(let value): value.isFinite ? String(value) : Self.quoted(String(value))
         case .string(let value), .url(let value): Self.quoted(value)
@@ -50,6 +54,8 @@ extension RecordValue {
         case .string(let value), .url(let value), .decimal(let value): value == text
         case .int(let value): Int64(text) == value
         case .uint(let value): UInt64(text) == value
+        case .int128(let value): Int128(text) == value
+        case .uint128(let value): UInt128(text) == value
         case .double(let value): Double(text) == value
         case .float(let value): Float(text) == value
         case .bool(let value): Bool(text) == value

@@ -270,6 +270,8 @@ final class RecordDecoder {
         case .uint16: value = T(exactly: try fixed(UInt16.self, at: offset + 1))
         case .uint32: value = T(exactly: try fixed(UInt32.self, at: offset + 1))
         case .uint64: value = T(exactly: try fixed(UInt64.self, at: offset + 1))
+        case .int128: value = T(exactly: try fixed(Int128.self, at: offset + 1))
+        case .uint128: value = T(exactly: try fixed(UInt128.self, at: offset + 1))
         default: throw .mismatch(found: found)
         }
         guard let value else { throw .doesNotFit("the stored number does not fit in \(T.self)") }
@@ -603,6 +605,8 @@ private final class KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
     func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try integer(key) }
     func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try integer(key) }
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try integer(key) }
+    func decode(_ type: Int128.Type, forKey key: Key) throws -> Int128 { try integer(key) }
+    func decode(_ type: UInt128.Type, forKey key: Key) throws -> UInt128 { try integer(key) }
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         try decoder.decodeValue(type, at: require(key), key: key)
     }
@@ -640,6 +644,8 @@ private final class KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
     func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try optionalInteger(key) }
     func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try optionalInteger(key) }
     func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try optionalInteger(key) }
+    func decodeIfPresent(_ type: Int128.Type, forKey key: Key) throws -> Int128? { try optionalInteger(key) }
+    func decodeIfPresent(_ type: UInt128.Type, forKey key: Key) throws -> UInt128? { try optionalInteger(key) }
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         try present(key).map { try decoder.decodeValue(type, at: $0, key: key) }
     }
@@ -755,6 +761,8 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
     mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try integer() }
     mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try integer() }
     mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try integer() }
+    mutating func decode(_ type: Int128.Type) throws -> Int128 { try integer() }
+    mutating func decode(_ type: UInt128.Type) throws -> UInt128 { try integer() }
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
         let (at, key) = try next()
         return try decoder.decodeValue(type, at: at, key: key)
@@ -823,6 +831,8 @@ private struct SingleValueContainer: SingleValueDecodingContainer {
     func decode(_ type: UInt16.Type) throws -> UInt16 { try decoder.integer(type, at: offset, key: noKey) }
     func decode(_ type: UInt32.Type) throws -> UInt32 { try decoder.integer(type, at: offset, key: noKey) }
     func decode(_ type: UInt64.Type) throws -> UInt64 { try decoder.integer(type, at: offset, key: noKey) }
+    func decode(_ type: Int128.Type) throws -> Int128 { try decoder.integer(type, at: offset, key: noKey) }
+    func decode(_ type: UInt128.Type) throws -> UInt128 { try decoder.integer(type, at: offset, key: noKey) }
     func decode<T: Decodable>(_ type: T.Type) throws -> T { try decoder.decodeValue(type, at: offset, key: noKey) }
 }
 

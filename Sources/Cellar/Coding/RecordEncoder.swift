@@ -285,6 +285,8 @@ final class RecordEncoder {
     func putUInt16(_ value: UInt16) { putFixed(.uint16, value) }
     func putUInt32(_ value: UInt32) { putFixed(.uint32, value) }
     func putUInt64(_ value: UInt64) { putFixed(.uint64, value) }
+    func putInt128(_ value: Int128) { putFixed(.int128, value) }
+    func putUInt128(_ value: UInt128) { putFixed(.uint128, value) }
     func putDate(_ value: Date) { putFixed(.date, value.timeIntervalSinceReferenceDate.bitPattern) }
     func putUUID(_ value: UUID) {
         put(.uuid)
@@ -531,6 +533,8 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func encode(_ value: UInt16, forKey k: Key) { if key(k) { encoder.putUInt16(value) } }
     mutating func encode(_ value: UInt32, forKey k: Key) { if key(k) { encoder.putUInt32(value) } }
     mutating func encode(_ value: UInt64, forKey k: Key) { if key(k) { encoder.putUInt64(value) } }
+    mutating func encode(_ value: Int128, forKey k: Key) { if key(k) { encoder.putInt128(value) } }
+    mutating func encode(_ value: UInt128, forKey k: Key) { if key(k) { encoder.putUInt128(value) } }
     mutating func encode<T: Encodable>(_ value: T, forKey k: Key) throws {
         if key(k) { try encoder.encodeValue(value) }
     }
@@ -576,6 +580,12 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         if let value { encode(value, forKey: k) } else { encodeNil(forKey: k) }
     }
     mutating func encodeIfPresent(_ value: UInt64?, forKey k: Key) {
+        if let value { encode(value, forKey: k) } else { encodeNil(forKey: k) }
+    }
+    mutating func encodeIfPresent(_ value: Int128?, forKey k: Key) {
+        if let value { encode(value, forKey: k) } else { encodeNil(forKey: k) }
+    }
+    mutating func encodeIfPresent(_ value: UInt128?, forKey k: Key) {
         if let value { encode(value, forKey: k) } else { encodeNil(forKey: k) }
     }
     mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey k: Key) throws {
@@ -642,6 +652,8 @@ private struct UnkeyedContainer: UnkeyedEncodingContainer {
     mutating func encode(_ value: UInt16) { if element() { encoder.putUInt16(value) } }
     mutating func encode(_ value: UInt32) { if element() { encoder.putUInt32(value) } }
     mutating func encode(_ value: UInt64) { if element() { encoder.putUInt64(value) } }
+    mutating func encode(_ value: Int128) { if element() { encoder.putInt128(value) } }
+    mutating func encode(_ value: UInt128) { if element() { encoder.putUInt128(value) } }
     mutating func encode<T: Encodable>(_ value: T) throws { if element() { try encoder.encodeValue(value) } }
 
     mutating func nestedContainer<NestedKey: CodingKey>(
@@ -691,6 +703,8 @@ private struct SingleValueContainer: SingleValueEncodingContainer {
     mutating func encode(_ value: UInt16) { if begin() { encoder.putUInt16(value) } }
     mutating func encode(_ value: UInt32) { if begin() { encoder.putUInt32(value) } }
     mutating func encode(_ value: UInt64) { if begin() { encoder.putUInt64(value) } }
+    mutating func encode(_ value: Int128) { if begin() { encoder.putInt128(value) } }
+    mutating func encode(_ value: UInt128) { if begin() { encoder.putUInt128(value) } }
     mutating func encode<T: Encodable>(_ value: T) throws { if begin() { try encoder.encodeValue(value) } }
 }
 

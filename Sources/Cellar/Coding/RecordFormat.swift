@@ -4,7 +4,8 @@ import Synchronization
 /// The binary record format: self-describing, so any record can be read without its Swift type.
 ///
 /// A record is a format byte (`RecordFormat.version`) and one value. A value is a type byte and a payload:
-/// - numbers: fixed-width little-endian (`Int8`…`UInt64`, `Float`, `Double`); `Bool` as two type bytes;
+/// - numbers: fixed-width little-endian (`Int8`…`UInt64`, `Int128`, `UInt128`, `Float`, `Double`); `Bool` as two
+///   type bytes;
 /// - `String`, `Data`, `URL`, `Decimal` (as its exact decimal text): a varint length and the bytes;
 /// - `Date`: seconds since 2001 as a `Double`; `UUID`: 16 bytes;
 /// - keyed containers (structs, enums with associated values, dictionaries): a 4-byte payload length,
@@ -44,12 +45,14 @@ enum RecordFormat {
         case decimal = 0x12
         case keyed = 0x13
         case unkeyed = 0x14
+        case int128 = 0x15
+        case uint128 = 0x16
 
         /// The type a record's type byte names; `nil` for an unknown byte. What `init(rawValue:)` does, in the few
         /// instructions every value read can afford (a test checks the two agree on every byte).
         @inline(__always)
         init?(byte: UInt8) {
-            guard byte <= Self.unkeyed.rawValue else { return nil }
+            guard byte <= Self.uint128.rawValue else { return nil }
             // The cases are declared in the order of their raw values, from 0: a case's number is its raw value.
             self = unsafeBitCast(byte, to: Self.self)
         }
@@ -67,6 +70,8 @@ enum RecordFormat {
         case (false, 16): ValueType.uint16.rawValue
         case (false, 32): ValueType.uint32.rawValue
         case (false, 64): ValueType.uint64.rawValue
+        case (true, 128): ValueType.int128.rawValue
+        case (false, 128): ValueType.uint128.rawValue
         default: 0xFF
         }
     }
@@ -91,7 +96,7 @@ enum RecordFormat {
         case 0x04, 0x08: size = 3  // int16, uint16
         case 0x05, 0x09, 0x0B: size = 5  // int32, uint32, float
         case 0x06, 0x0A, 0x0C, 0x0F: size = 9  // int64, uint64, double, date
-        case 0x10: size = 17  // uuid
+        case 0x10, 0x15, 0x16: size = 17  // uuid, int128, uint128
         case 0x0D, 0x0E, 0x11, 0x12:  // string, bytes, url, decimal: a varint length, then the bytes
             // Most lengths are below 128: one byte.
             if end - offset > 1, bytes[offset + 1] < 0x80 {

@@ -7,6 +7,9 @@ package enum RecordValue: Equatable, Sendable {
     case bool(Bool)
     case int(Int64)
     case uint(UInt64)
+    /// An `Int128` or `UInt128`.
+    case int128(Int128)
+    case uint128(UInt128)
     case float(Float)
     case double(Double)
     case string(String)
@@ -52,6 +55,8 @@ package enum RecordValue: Equatable, Sendable {
         case .uint16: return .uint(UInt64(try reader.fixed(UInt16.self)))
         case .uint32: return .uint(UInt64(try reader.fixed(UInt32.self)))
         case .uint64: return .uint(try reader.fixed(UInt64.self))
+        case .int128: return .int128(try reader.fixed(Int128.self))
+        case .uint128: return .uint128(try reader.fixed(UInt128.self))
         case .float: return .float(Float(bitPattern: try reader.fixed(UInt32.self)))
         case .double: return .double(Double(bitPattern: try reader.fixed(UInt64.self)))
         case .date:

@@ -28,6 +28,7 @@ extension RecordValue {
         case .uuid(let value): KeyEncoding.appendUUID(value, to: &key)
         case .url(let value): KeyEncoding.appendEscaped(value.utf8, tag: .url, to: &key)
         case .decimal: throw KeyEncoding.Failure.unsupported("Decimal has no key")
+        case .int128, .uint128: throw KeyEncoding.Failure.unsupported("Int128 and UInt128 have no key")
         case .keyed(let entries): for entry in entries { try entry.value.appendKey(to: &key) }
         case .unkeyed: throw KeyEncoding.Failure.unsupported("a list's key depends on its Swift type")
         }

@@ -235,7 +235,7 @@ private struct ModelCheck {
         switch shape {
         case .bool, .int, .float, .double, .string, .data, .date, .uuid, .url, .link: true
         case .object(let fields): fields.allSatisfy { hasKey($0.shape) }
-        case .decimal, .list, .dictionary, .opaque: false
+        case .decimal, .list, .dictionary, .pairs, .opaque: false
         }
     }
 }

@@ -24,35 +24,62 @@ enum SchemaCapture {
         }
     }
 
-    /// What a whole capture shares: the types being decoded, outermost first, to stop at a type that contains itself.
-    fileprivate final class Context {
+    /// What a whole capture shares: the types being decoded, outermost first, to stop at a type that contains itself,
+    /// and what the capture may still spend.
+    final class Context {
         var stack: [ObjectIdentifier] = []
+        /// How many more values and containers the capture may hand out: a type whose decoding loops for as long as
+        /// it is answered is stopped here, and refused in words.
+        var budget = SchemaCapture.budget
+        /// Set when a list was answered empty because it nested too deep: the value being captured is opaque.
+        var truncated = false
+
+        /// Counts one request of a type's decoding at `path`; throws once the capture has answered too many, or a
+        /// value nests deeper than a record may.
+        func spend(_ path: [any CodingKey]) throws {
+            budget -= 1
+            guard budget >= 0, stack.count < RecordFormat.maximumDepth / 2 else {
+                throw Failure(
+                    path: path.map(\.stringValue).joined(separator: "."), type: "the value",
+                    reason:
+                        "its decoding asked for more than \(SchemaCapture.budget) values, or nested deeper than "
+                        + "\(RecordFormat.maximumDepth / 2) levels")
+            }
+        }
 
         func capture<T: Decodable>(_ type: T.Type, path: [any CodingKey]) throws -> (T, ValueShape) {
+            try spend(path)
             if let scalar = Self.scalar(T.self) { return scalar }
             let identity = ObjectIdentifier(T.self)
             let isRecursive = stack.contains(identity)
             stack.append(identity)
             defer { stack.removeLast() }
+            if let known = T.self as? any KnownShape.Type {
+                let (value, shape) = try known.captured(in: self, path: path, isRecursive: isRecursive)
+                if let value = value as? T { return (value, shape) }
+            }
+            // A type that gives a sample is never decoded from placeholders: its own value stands in.
+            if let sample = T.self as? any SchemaSample.Type, let value = sample.schemaSample as? T {
+                return (value, .opaque(String(describing: T.self)))
+            }
             let decoder = CaptureDecoder(context: self, path: path, isRecursive: isRecursive)
+            let outerTruncated = truncated
+            truncated = false
+            defer { truncated = outerTruncated }
             do {
                 let value = try T(from: decoder)
-                if let link = T.self as? any LinkShape.Type { return (value, .link(link.targetModelName)) }
-                return (value, isRecursive ? .opaque(String(describing: T.self)) : decoder.shape)
-            } catch let failure as Failure {
-                throw failure
+                let isOpaque = isRecursive || decoder.choseACase || truncated
+                return (value, isOpaque ? .opaque(String(describing: T.self)) : decoder.shape)
             } catch {
                 // A raw-value enum rejects the placeholder: its first case will do, and the kind of its raw value has
-                // been noted. A `SchemaSample` type gives its own value and is compared by name.
+                // been noted.
                 if let cases = T.self as? any CaseIterable.Type, let first = Self.firstCase(cases) as? T {
                     return (first, decoder.shape)
                 }
-                if T.self is any RawRepresentable.Type, let zero = Self.zeroValue(T.self) {
+                if T.self is any RawRepresentable.Type, let zero = zeroValue(T.self) {
                     return (zero, decoder.shape)
                 }
-                if let sample = T.self as? any SchemaSample.Type, let value = sample.schemaSample as? T {
-                    return (value, .opaque(String(describing: T.self)))
-                }
+                if let failure = error as? Failure { throw failure }
                 throw Failure(
                     path: path.map(\.stringValue).joined(separator: "."), type: String(describing: T.self),
                     reason: Self.describe(error))
@@ -61,18 +88,8 @@ enum SchemaCapture {
 
         private static func firstCase<C: CaseIterable>(_ type: C.Type) -> Any? { C.allCases.first }
 
-        /// A value of a plain-data raw-value type made of zero bytes: for an enum without payloads that is its first
-        /// case, for a struct of numbers its zero. Only such types get one; the value is used only to go on decoding.
-        private static func zeroValue<T>(_ type: T.Type) -> T? {
-            guard _isPOD(T.self) else { return nil }
-            let size = Swift.max(MemoryLayout<T>.size, 1)
-            let raw = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: MemoryLayout<T>.alignment)
-            defer { raw.deallocate() }
-            raw.initializeMemory(as: UInt8.self, repeating: 0, count: size)
-            return raw.load(as: T.self)
-        }
-
-        /// Values that are stored as one scalar, whatever `Codable` form Foundation gives them.
+        /// Values that are stored as one scalar, whatever `Codable` form Foundation gives them. Text is not empty, so
+        /// that a type of the user's that splits it finds a part.
         private static func scalar<T>(_ type: T.Type) -> (T, ValueShape)? {
             let found: (Any, ValueShape)? =
                 switch T.self {
@@ -82,7 +99,7 @@ enum SchemaCapture {
                 case is URL.Type: (URL(fileURLWithPath: "/"), .url)
                 case is Decimal.Type: (Decimal(), .decimal)
                 case is Bool.Type: (false, .bool)
-                case is String.Type: ("", .string)
+                case is String.Type: ("0", .string)
                 case is Double.Type: (0.0 as Double, .double)
                 case is Float.Type: (0 as Float, .float)
                 default: nil
@@ -104,18 +121,25 @@ enum SchemaCapture {
             }
         }
     }
+
+    /// How many values and containers one model's capture may hand out.
+    static let budget = 20_000
+    /// How deep, in types and containers, a list a type decodes itself still offers elements.
+    static let deepestList = 16
+}
+
+/// A value of a plain-data type made of zero bytes: for an enum without payloads that is its first case, for a
+/// struct of numbers its zero. Only such types get one; the value is used only to go on decoding.
+func zeroValue<T>(_ type: T.Type) -> T? {
+    guard _isPOD(T.self) else { return nil }
+    let size = Swift.max(MemoryLayout<T>.size, 1)
+    let raw = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: MemoryLayout<T>.alignment)
+    defer { raw.deallocate() }
+    raw.initializeMemory(as: UInt8.self, repeating: 0, count: size)
+    return raw.load(as: T.self)
 }
 
 private let nullUUID: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-
-/// A type whose `Codable` form is a link: its schema names the target model.
-protocol LinkShape {
-    static var targetModelName: String { get }
-}
-
-extension Link: LinkShape {
-    static var targetModelName: String { Target.storedName }
-}
 
 /// The decoder a captured value decodes from: it answers every request with a placeholder and notes what was asked.
 private final class CaptureDecoder: Decoder {
@@ -124,7 +148,6 @@ private final class CaptureDecoder: Decoder {
         case scalar(ValueShape)
         case object([(name: String, isOptional: Bool, value: CaptureDecoder)])
         case list(CaptureDecoder?)
-        case dictionary(CaptureDecoder?)
     }
 
     let context: SchemaCapture.Context
@@ -133,12 +156,36 @@ private final class CaptureDecoder: Decoder {
     /// `nil`, so the capture ends.
     let isRecursive: Bool
     var content = Content.nothing
+    /// Set when the value read `allKeys` and was offered its first key: an enum with associated values, which
+    /// chose its first case. Its other cases are not seen, so its shape is opaque.
+    var choseACase = false
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    init(context: SchemaCapture.Context, path: [any CodingKey], isRecursive: Bool) {
+    /// How many containers this value's decoding opened around this one.
+    let depth: Int
+
+    init(context: SchemaCapture.Context, path: [any CodingKey], isRecursive: Bool, depth: Int = 0) {
         self.context = context
         self.codingPath = path
         self.isRecursive = isRecursive
+        self.depth = depth
+    }
+
+    /// The decoder of a container nested in this one.
+    func child(path: [any CodingKey]) -> CaptureDecoder {
+        CaptureDecoder(context: context, path: path, isRecursive: isRecursive, depth: depth + 1)
+    }
+
+    /// How many elements a list this value's own decoding opens offers: two for its outermost list, one for a list
+    /// nested in it, and none past `SchemaCapture.deepestList` levels of types and containers, so that decoding that
+    /// walks nested lists for as long as they have elements ends (the value's shape is then opaque).
+    var listLength: Int {
+        if isRecursive { return 0 }
+        guard context.stack.count + depth < SchemaCapture.deepestList else {
+            context.truncated = true
+            return 0
+        }
+        return depth == 0 ? 2 : 1
     }
 
     static func fixed(_ shape: ValueShape, context: SchemaCapture.Context) -> CaptureDecoder {
@@ -154,7 +201,6 @@ private final class CaptureDecoder: Decoder {
         case .object(let fields):
             .object(fields.map { PropertyShape(name: $0.name, shape: $0.value.shape, isOptional: $0.isOptional) })
         case .list(let element): .list(element?.shape ?? .opaque("unknown"))
-        case .dictionary(let value): .dictionary(value?.shape ?? .opaque("unknown"))
         }
     }
 
@@ -174,27 +220,35 @@ private final class CaptureDecoder: Decoder {
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        if Key.self == RecordFormat.dictionaryKeyType {
-            content = .dictionary(nil)
-            return KeyedDecodingContainer(DictionaryContainer(decoder: self))
-        }
+        try context.spend(codingPath)
         if case .object = content {} else { content = .object([]) }
         return KeyedDecodingContainer(ObjectContainer(decoder: self))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        try context.spend(codingPath)
         content = .list(nil)
         return ListContainer(decoder: self)
     }
 
-    func singleValueContainer() throws -> any SingleValueDecodingContainer { SingleContainer(decoder: self) }
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        try context.spend(codingPath)
+        return SingleContainer(decoder: self)
+    }
 }
 
 /// A struct's fields: each decode notes the key, its kind and whether it may be absent.
 private struct ObjectContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let decoder: CaptureDecoder
     var codingPath: [any CodingKey] { decoder.codingPath }
-    var allKeys: [Key] { [] }
+    /// No keys for a struct, whose synthesized decoding never asks. An enum with associated values asks, and must
+    /// find exactly one: the first case of its coding keys is offered (for a synthesized `CodingKeys` enum, the
+    /// value of zero bytes), so that its decoding goes on with a real case.
+    var allKeys: [Key] {
+        guard !decoder.isRecursive, let first = zeroValue(Key.self) else { return [] }
+        decoder.choseACase = true
+        return [first]
+    }
 
     func contains(_ key: Key) -> Bool { true }
     func decodeNil(forKey key: Key) throws -> Bool { false }
@@ -230,6 +284,8 @@ private struct ObjectContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try required(type, key) }
     func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try required(type, key) }
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try required(type, key) }
+    func decode(_ type: Int128.Type, forKey key: Key) throws -> Int128 { try required(type, key) }
+    func decode(_ type: UInt128.Type, forKey key: Key) throws -> UInt128 { try required(type, key) }
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try required(type, key) }
 
     func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try optional(type, key) }
@@ -246,94 +302,81 @@ private struct ObjectContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try optional(type, key) }
     func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try optional(type, key) }
     func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try optional(type, key) }
+    func decodeIfPresent(_ type: Int128.Type, forKey key: Key) throws -> Int128? { try optional(type, key) }
+    func decodeIfPresent(_ type: UInt128.Type, forKey key: Key) throws -> UInt128? { try optional(type, key) }
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? { try optional(type, key) }
 
     func nestedContainer<N: CodingKey>(keyedBy type: N.Type, forKey key: Key) throws -> KeyedDecodingContainer<N> {
-        let child = CaptureDecoder(context: decoder.context, path: codingPath + [key], isRecursive: decoder.isRecursive)
+        let child = decoder.child(path: codingPath + [key])
         decoder.note(key.stringValue, isOptional: false, value: child)
         return try child.container(keyedBy: N.self)
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-        let child = CaptureDecoder(context: decoder.context, path: codingPath + [key], isRecursive: decoder.isRecursive)
+        let child = decoder.child(path: codingPath + [key])
         decoder.note(key.stringValue, isOptional: false, value: child)
         return try child.unkeyedContainer()
     }
 
     func superDecoder() throws -> any Decoder {
-        let child = CaptureDecoder(context: decoder.context, path: codingPath, isRecursive: decoder.isRecursive)
+        let child = decoder.child(path: codingPath)
         decoder.note("super", isOptional: false, value: child)
         return child
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
-        let child = CaptureDecoder(context: decoder.context, path: codingPath + [key], isRecursive: decoder.isRecursive)
+        let child = decoder.child(path: codingPath + [key])
         decoder.note(key.stringValue, isOptional: false, value: child)
         return child
     }
 }
 
-/// A dictionary's entries: one key is offered (`"0"`, which string and integer keys both accept) so that the kind of
-/// the values is seen.
-private struct DictionaryContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    let decoder: CaptureDecoder
-    var codingPath: [any CodingKey] { decoder.codingPath }
-    var allKeys: [Key] { decoder.isRecursive ? [] : [Key(stringValue: "0")].compactMap { $0 } }
-
-    func contains(_ key: Key) -> Bool { true }
-    func decodeNil(forKey key: Key) throws -> Bool { false }
-
-    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        let (value, child) = try decoder.captureChild(T.self, key: key)
-        decoder.content = .dictionary(child)
-        return value
-    }
-
-    func nestedContainer<N: CodingKey>(keyedBy type: N.Type, forKey key: Key) throws -> KeyedDecodingContainer<N> {
-        let child = CaptureDecoder(context: decoder.context, path: codingPath + [key], isRecursive: decoder.isRecursive)
-        decoder.content = .dictionary(child)
-        return try child.container(keyedBy: N.self)
-    }
-
-    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-        let child = CaptureDecoder(context: decoder.context, path: codingPath + [key], isRecursive: decoder.isRecursive)
-        decoder.content = .dictionary(child)
-        return try child.unkeyedContainer()
-    }
-
-    func superDecoder() throws -> any Decoder { decoder }
-    func superDecoder(forKey key: Key) throws -> any Decoder { decoder }
-}
-
-/// An array's elements: one element is offered (none in a recursive value), so that their kind is seen.
+/// The elements of a list a type of the user's decodes itself (`CaptureDecoder.listLength` says how many), so that
+/// their kind is seen and code that reads the second finds it; asking past them throws, as for a real list.
 private struct ListContainer: UnkeyedDecodingContainer {
     let decoder: CaptureDecoder
     var codingPath: [any CodingKey] { decoder.codingPath }
-    var count: Int? { decoder.isRecursive ? 0 : 1 }
+    let count: Int?
     var currentIndex = 0
     var isAtEnd: Bool { currentIndex >= (count ?? 0) }
 
-    init(decoder: CaptureDecoder) { self.decoder = decoder }
+    init(decoder: CaptureDecoder) {
+        self.decoder = decoder
+        count = decoder.listLength
+    }
 
     mutating func decodeNil() throws -> Bool { false }
 
-    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+    /// Moves to the next element, or throws as a real list does at its end.
+    private mutating func next<T>(_ type: T.Type) throws {
+        guard !isAtEnd else {
+            throw DecodingError.valueNotFound(
+                T.self, .init(codingPath: codingPath, debugDescription: "the list has no more elements"))
+        }
         currentIndex += 1
+    }
+
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        try next(T.self)
         let (value, child) = try decoder.captureChild(T.self, key: nil)
         decoder.content = .list(child)
         return value
     }
 
+    // The protocol's own `Int128` and `UInt128` requirements throw unless a container implements them.
+    mutating func decode(_ type: Int128.Type) throws -> Int128 { try decode(Int128?.self) ?? 0 }
+    mutating func decode(_ type: UInt128.Type) throws -> UInt128 { try decode(UInt128?.self) ?? 0 }
+
     mutating func nestedContainer<N: CodingKey>(keyedBy type: N.Type) throws -> KeyedDecodingContainer<N> {
-        currentIndex += 1
-        let child = CaptureDecoder(context: decoder.context, path: codingPath, isRecursive: decoder.isRecursive)
+        try next(KeyedDecodingContainer<N>.self)
+        let child = decoder.child(path: codingPath)
         decoder.content = .list(child)
         return try child.container(keyedBy: N.self)
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        currentIndex += 1
-        let child = CaptureDecoder(context: decoder.context, path: codingPath, isRecursive: decoder.isRecursive)
+        try next((any UnkeyedDecodingContainer).self)
+        let child = decoder.child(path: codingPath)
         decoder.content = .list(child)
         return try child.unkeyedContainer()
     }
@@ -363,6 +406,8 @@ private struct SingleContainer: SingleValueDecodingContainer {
     func decode(_ type: UInt16.Type) throws -> UInt16 { try capture(type) }
     func decode(_ type: UInt32.Type) throws -> UInt32 { try capture(type) }
     func decode(_ type: UInt64.Type) throws -> UInt64 { try capture(type) }
+    func decode(_ type: Int128.Type) throws -> Int128 { try capture(type) }
+    func decode(_ type: UInt128.Type) throws -> UInt128 { try capture(type) }
 
     private func capture<T: Decodable>(_ type: T.Type) throws -> T {
         let (value, child) = try decoder.captureChild(T.self, key: nil)

@@ -67,6 +67,15 @@ extension StoreCore {
                 plan.filledFields, of: plan.name, declarations: try type.captured().declarations, migration: migration)
         }
         try migration.finish()
+        let versionChanged = opening.storedVersion.map { $0 != configuration.schemaVersion } ?? false
+        for (plan, type) in zip(plans, configuration.models)
+        where plan.recordCount > 0 && (plan.checksRecords || (versionChanged && plan.schema.holdsOpaque)) {
+            guard let change = try unreadableRecord(of: type, plan: plan, in: txn) else { continue }
+            if let version = result.migratedTo {
+                throw StoreError.migrationFailed(version: version, reason: change.description)
+            }
+            throw StoreError.migrationRequired(changes: opening.changes + [change])
+        }
         result.rebuild = migration.touchedModels
         for plan in plans where plan.formerName != nil || !plan.changesNeedingMigration.isEmpty {
             result.rebuild.insert(plan.name)

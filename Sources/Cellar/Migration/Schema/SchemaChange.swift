@@ -18,6 +18,10 @@ public enum SchemaChange: Hashable, Sendable, CustomStringConvertible {
     case propertyRenamed(model: String, from: String, to: String)
     /// A property whose kind changed in a way stored values cannot follow (`int` to `string`).
     case propertyTypeChanged(model: String, property: String, from: String, to: String)
+    /// A property whose type Cellar does not look into (a Foundation type, an enum with associated values, a
+    /// `SchemaSample`) and which a stored record no longer decodes as: found at opening by decoding the records, when
+    /// the model's schema or the schema version changed. `reason` names the record and what its decoding said.
+    case propertyUnreadable(model: String, property: String, reason: String)
     /// A property that may now be absent.
     case propertyMadeOptional(model: String, property: String)
     /// A property that was optional and is now required: records without it cannot be read.
@@ -50,7 +54,7 @@ public enum SchemaChange: Hashable, Sendable, CustomStringConvertible {
         case .modelRenamed, .propertyRenamed: .declared
         case .propertyAdded(_, _, _, let isOptional, let hasDefault):
             isOptional ? .automatic : hasDefault ? .declared : .needsMigration
-        case .propertyTypeChanged, .propertyMadeRequired: .needsMigration
+        case .propertyTypeChanged, .propertyMadeRequired, .propertyUnreadable: .needsMigration
         case .modelAdded, .propertyRemoved, .propertyMadeOptional, .indexAdded, .indexRemoved, .linkAdded,
             .linkRemoved, .autoIncrementChanged:
             .automatic
@@ -62,6 +66,7 @@ public enum SchemaChange: Hashable, Sendable, CustomStringConvertible {
         switch self {
         case .modelAdded(let model), .propertyAdded(let model, _, _, _, _), .propertyRemoved(let model, _),
             .propertyRenamed(let model, _, _), .propertyTypeChanged(let model, _, _, _),
+            .propertyUnreadable(let model, _, _),
             .propertyMadeOptional(let model, _), .propertyMadeRequired(let model, _), .indexAdded(let model, _),
             .indexRemoved(let model, _), .linkAdded(let model, _), .linkRemoved(let model, _),
             .autoIncrementChanged(let model, _):
@@ -82,6 +87,8 @@ public enum SchemaChange: Hashable, Sendable, CustomStringConvertible {
             "Property '\(model).\(from)' has been renamed to '\(to)'."
         case .propertyTypeChanged(let model, let property, let from, let to):
             "Property '\(model).\(property)' has been changed from '\(from)' to '\(to)'."
+        case .propertyUnreadable(let model, let property, let reason):
+            "Property '\(model).\(property)' can no longer be read from the stored records (\(reason))."
         case .propertyMadeOptional(let model, let property):
             "Property '\(model).\(property)' has been made optional."
         case .propertyMadeRequired(let model, let property):

@@ -16,6 +16,10 @@ struct ModelSchemaPlan {
     let filledFields: [String]
     /// The schema to store once opening succeeds.
     let schema: ModelSchema
+    /// Whether opening decodes every stored record with the model's type before it goes on: a property whose shape
+    /// capture does not look into (`ValueShape.opaque`) changed, or the schema changed around one. A record that no
+    /// longer decodes makes the opening a migration.
+    let checksRecords: Bool
     /// Properties removed from the model whose values untouched records may still hold, with the shape they had: a
     /// property added again with another shape must not read them.
     let retired: [PropertyShape]
@@ -52,6 +56,8 @@ struct ModelSchemaPlan {
             filledFields = []
             schema = captured
             self.retired = retired
+            // A file written before schemas were stored: its records say whether they read.
+            checksRecords = hasRecordsDatabase && recordCount > 0 && captured.holdsOpaque
             return
         }
         var changes: [SchemaChange] = []
@@ -89,6 +95,7 @@ struct ModelSchemaPlan {
         filledFields = differ.filled
         schema = captured
         self.retired = differ.retired
+        checksRecords = recordCount > 0 && (differ.judgedByRecords || (captured.holdsOpaque && stored != captured))
     }
 
 }
@@ -104,6 +111,8 @@ private struct Differ {
     var cleared: [String] = []
     /// Required top-level fields with a declared default.
     var filled: [String] = []
+    /// Whether a field whose shape capture does not look into changed: stored records decide whether it still reads.
+    var judgedByRecords = false
 
     init(model: String, retired: [PropertyShape]) {
         self.model = model
@@ -155,6 +164,8 @@ private struct Differ {
         case (.list(.object(let before)), .list(.object(let after))),
             (.dictionary(.object(let before)), .dictionary(.object(let after))):
             compareFields(prefix: path + ".", old: before, new: after)
+        case (.opaque, _), (_, .opaque):
+            if old != new { judgedByRecords = true }
         default:
             if !new.reads(old) {
                 changes.append(

@@ -18,12 +18,16 @@ indirect enum ValueShape: Hashable, Sendable, Codable {
     case object([PropertyShape])
     /// An unkeyed container of one element kind: an array or a set.
     case list(ValueShape)
-    /// A dictionary with string or integer keys.
+    /// A dictionary with string or integer keys (or keys that are `CodingKeyRepresentable`).
     case dictionary(ValueShape)
+    /// A dictionary with keys of another kind (an enum, a struct), which `Codable` stores as a list of its keys and
+    /// values, alternating.
+    case pairs(key: ValueShape, value: ValueShape)
     /// A `Link` to the model stored under this name.
     case link(String)
-    /// A type capture could not look into (it conforms to `SchemaSample`, or it contains itself), compared by its
-    /// Swift type name.
+    /// A type capture does not look into, named by its Swift type: a Foundation type (`TimeZone`, `Locale`), an enum
+    /// with associated values, a type that conforms to `SchemaSample` or contains itself. Stored records decide
+    /// whether it still reads: they are decoded at opening when the model's schema or the schema version changed.
     case opaque(String)
 
     /// The kind in the words Realm's migration errors use ("int", "string", "array<int>", "link<Dog>").
@@ -42,6 +46,7 @@ indirect enum ValueShape: Hashable, Sendable, Codable {
         case .object: "object"
         case .list(let element): "array<\(element.kindName)>"
         case .dictionary(let value): "dictionary<\(value.kindName)>"
+        case .pairs(let key, let value): "dictionary<\(key.kindName), \(value.kindName)>"
         case .link(let target): "link<\(target)>"
         case .opaque(let type): type
         }
@@ -53,6 +58,18 @@ indirect enum ValueShape: Hashable, Sendable, Codable {
         case .decimal: true
         case .object(let fields): fields.contains { $0.shape.holdsDecimal }
         case .list(let element), .dictionary(let element): element.holdsDecimal
+        case .pairs(let key, let value): key.holdsDecimal || value.holdsDecimal
+        default: false
+        }
+    }
+
+    /// Whether this shape is, or holds, a type capture did not look into.
+    var holdsOpaque: Bool {
+        switch self {
+        case .opaque: true
+        case .object(let fields): fields.contains { $0.shape.holdsOpaque }
+        case .list(let element), .dictionary(let element): element.holdsOpaque
+        case .pairs(let key, let value): key.holdsOpaque || value.holdsOpaque
         default: false
         }
     }
@@ -63,6 +80,8 @@ indirect enum ValueShape: Hashable, Sendable, Codable {
         switch (old, self) {
         case (.float, .double), (.object, .object): true
         case (.list(let old), .list(let new)), (.dictionary(let old), .dictionary(let new)): new.reads(old)
+        case (.pairs(let oldKey, let oldValue), .pairs(let newKey, let newValue)):
+            newKey.reads(oldKey) && newValue.reads(oldValue)
         default: old == self
         }
     }
@@ -94,6 +113,9 @@ struct ModelSchema: Hashable, Sendable, Codable {
     var autoIncrement: Bool
 
     func property(_ name: String) -> PropertyShape? { properties.first { $0.name == name } }
+
+    /// Whether a property is, or holds, a type capture did not look into: its records decide whether it reads.
+    var holdsOpaque: Bool { properties.contains { $0.shape.holdsOpaque } }
 
     /// The shape of the field at a path of names (`["address", "zip"]`), through nested structs.
     func shape(at path: some Sequence<some StringProtocol>) -> ValueShape? {
