@@ -84,6 +84,22 @@ enum PropertyTypes {
         }
     }
 
+    /// Validates what it decodes and refuses anything else: the placeholders of a capture among them.
+    struct Email: Codable, Equatable, Sendable {
+        var address: String
+        init(_ address: String) { self.address = address }
+        init(from decoder: any Decoder) throws {
+            address = try decoder.singleValueContainer().decode(String.self)
+            guard address.contains("@") else {
+                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "no @"))
+            }
+        }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(address)
+        }
+    }
+
     struct Wide: Model, Equatable {
         var id: Int64 = 0
         var components: URLComponents
@@ -103,6 +119,7 @@ enum PropertyTypes {
         var span: Range<Int>
         var huge: Int128
         var hugeUnsigned: UInt128?
+        var email: Email
         var note: String?
         static let schema = Schema<Wide>(autoIncrement: true)
 
@@ -124,7 +141,7 @@ enum PropertyTypes {
                 byPoint: [GridPoint(x: number, y: 1): "here"], pair: Pair(first: number, second: -number),
                 version: Version(major: number, rest: "2.\(number)"), tree: Tree(depths: [0, 0]),
                 span: number..<(number + 10), huge: Int128(number) << 100, hugeUnsigned: UInt128.max - UInt128(number),
-                note: nil)
+                email: Email("dog\(number)@example.com"), note: nil)
         }
     }
 }
@@ -155,6 +172,8 @@ struct EveryPropertyTypeTests {
         #expect(schema.property("flavours")?.shape == .pairs(key: .string, value: .bool))
         #expect(schema.property("huge")?.shape == .int)
         #expect(schema.property("span")?.shape == .list(.int))
+        #expect(schema.property("email")?.shape == .opaque("Email"))
+        #expect(schema.properties.last?.name == "note")
     }
 
     @Test func aChangeInsideAnOpaqueTypeThatStoredRecordsCannotFollowNeedsAMigration() throws {

@@ -114,8 +114,9 @@ struct SchemaCaptureTests {
         var email: Email
     }
 
-    struct Email: Codable, Sendable {
+    struct Email: Codable, Sendable, Equatable {
         let address: String
+        init(_ address: String) { self.address = address }
         init(from decoder: any Decoder) throws {
             address = try decoder.singleValueContainer().decode(String.self)
             guard address.contains("@") else {
@@ -129,18 +130,74 @@ struct SchemaCaptureTests {
         }
     }
 
-    @Test func aTypeThatRefusesPlaceholdersIsAnErrorThatSaysWhatToDo() throws {
+    struct Contact: Codable, Sendable, Equatable {
+        var name: String
+        var email: Email
+        var backup: Email?
+        var emails: [Email]
+        var phone: String?
+        var kind = "person"
+    }
+
+    struct Holder: Model, Equatable {
+        var id: Int
+        var contact: Contact
+        var note: String
+    }
+
+    @Test func aTypeThatRefusesPlaceholdersIsOpaqueAndTheStructAroundItIsDescribedByItsProperties() throws {
+        let schema = try Holder.capturedSchema()
+        #expect(schema.properties.map(\.name) == ["id", "contact", "note"])
+        guard case .object(let fields) = schema.property("contact")?.shape else {
+            Issue.record("contact: \(String(describing: schema.property("contact")))")
+            return
+        }
+        let expected = [
+            PropertyShape(name: "name", shape: .string, isOptional: false),
+            PropertyShape(name: "email", shape: .opaque("Email"), isOptional: false),
+            PropertyShape(name: "backup", shape: .opaque("Email"), isOptional: true),
+            PropertyShape(name: "emails", shape: .list(.opaque("Email")), isOptional: false),
+            PropertyShape(name: "phone", shape: .string, isOptional: true),
+            PropertyShape(name: "kind", shape: .string, isOptional: false),
+        ]
+        #expect(fields == expected)
+
+        let folder = TemporaryFolder()
+        let holder = Holder(
+            id: 1,
+            contact: Contact(
+                name: "Ann", email: Email("a@b.c"), backup: nil, emails: [Email("c@d.e")], phone: "1"),
+            note: "n")
+        do {
+            let store = try folder.store([Holder.self])
+            try store.write { tx in try tx.insert(holder) }
+        }
+        #expect(try folder.store([Holder.self]).object(Holder.self, id: 1) == holder)
+    }
+
+    struct Renamed: Model {
+        var id: Int
+        var email: Email
+        var name: String
+        enum CodingKeys: String, CodingKey {
+            case id
+            case email = "mail"
+            case name
+        }
+    }
+
+    @Test func aTypeThatRefusesPlaceholdersBehindCustomKeysIsAnErrorThatSaysWhatToDo() throws {
         let folder = TemporaryFolder()
         do {
-            _ = try folder.store([Validating.self])
+            _ = try folder.store([Renamed.self])
             Issue.record("opening succeeded")
         } catch let error as StoreError {
             guard case .invalidSchema(let model, let reason) = error else {
                 Issue.record("\(error)")
                 return
             }
-            #expect(model == "Validating")
-            #expect(reason.contains("Email at 'email' refused them (not an email)"))
+            #expect(model == "Renamed")
+            #expect(reason.contains("Email at 'mail' refused them (not an email)"), "\(reason)")
             #expect(reason.contains("SchemaSample"))
         }
     }

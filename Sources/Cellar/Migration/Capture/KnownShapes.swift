@@ -55,8 +55,12 @@ extension Optional: KnownShape where Wrapped: Decodable {
         -> (Any, ValueShape)
     {
         if isRecursive { return (Wrapped?.none as Any, .opaque(String(describing: Self.self))) }
-        let (wrapped, shape) = try context.capture(Wrapped.self, path: path)
-        return (Wrapped?.some(wrapped) as Any, shape)
+        do {
+            let (wrapped, shape) = try context.capture(Wrapped.self, path: path)
+            return (Wrapped?.some(wrapped) as Any, shape)
+        } catch let refused as SchemaCapture.Refused {
+            return (Wrapped?.none as Any, refused.shape)
+        }
     }
 }
 
@@ -71,8 +75,12 @@ extension KnownList {
         -> (Any, ValueShape)
     {
         if isRecursive { return (Self([]), .opaque(String(describing: Self.self))) }
-        let (element, shape) = try context.capture(Element.self, path: path)
-        return (Self([element, element]), .list(shape))
+        do {
+            let (element, shape) = try context.capture(Element.self, path: path)
+            return (Self([element, element]), .list(shape))
+        } catch let refused as SchemaCapture.Refused {
+            return (Self([]), .list(refused.shape))
+        }
     }
 }
 
@@ -87,12 +95,11 @@ extension Dictionary: KnownShape where Key: Decodable, Value: Decodable {
         -> (Any, ValueShape)
     {
         if isRecursive { return ([Key: Value]() as Any, .opaque(String(describing: Self.self))) }
-        let (_, value) = try context.capture(Value.self, path: path)
+        let value = try context.shape(of: Value.self, path: path)
         if Key.self == String.self || Key.self == Int.self || Key.self is any CodingKeyRepresentable.Type {
             return ([Key: Value]() as Any, .dictionary(value))
         }
-        let (_, key) = try context.capture(Key.self, path: path)
-        return ([Key: Value]() as Any, .pairs(key: key, value: value))
+        return ([Key: Value]() as Any, .pairs(key: try context.shape(of: Key.self, path: path), value: value))
     }
 }
 

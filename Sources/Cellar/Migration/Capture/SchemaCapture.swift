@@ -1,3 +1,4 @@
+@_spi(Reflection) import Swift
 import Foundation
 
 /// Learns a model's schema from its `Decodable` conformance, so that users never write it twice: one value is decoded
@@ -10,6 +11,14 @@ enum SchemaCapture {
         let reason: String
     }
 
+    /// A value capture could not make, with the shape it learnt all the same: a type that refuses placeholders is
+    /// opaque, and a struct around it is described from its stored properties. A container around it answers
+    /// empty and goes on; an optional answers `nil`. `failure` says what refused, for when nothing absorbs it.
+    struct Refused: Error {
+        let shape: ValueShape
+        let failure: Failure
+    }
+
     /// The fields of `type`'s records.
     static func properties<M: Model>(of type: M.Type) throws(Failure) -> [PropertyShape] {
         let context = Context()
@@ -17,6 +26,10 @@ enum SchemaCapture {
             let (_, shape) = try context.capture(M.self, path: [])
             if case .object(let fields) = shape { return fields }
             return []
+        } catch let refused as Refused {
+            // The model itself needs no value: its shape is what opening compares.
+            guard case .object(let fields) = refused.shape else { throw refused.failure }
+            return fields
         } catch let failure as Failure {
             throw failure
         } catch {
@@ -80,9 +93,69 @@ enum SchemaCapture {
                     return (zero, decoder.shape)
                 }
                 if let failure = error as? Failure { throw failure }
-                throw Failure(
-                    path: path.map(\.stringValue).joined(separator: "."), type: String(describing: T.self),
-                    reason: Self.describe(error))
+                if let refused = error as? Refused {
+                    // A field refused: this value has none to give, but its shape is known when its stored
+                    // properties say what its synthesized decoding would have asked for after that field.
+                    guard let fields = completedFields(T.self, decoder: decoder, path: path) else {
+                        throw refused.failure
+                    }
+                    throw Refused(shape: .object(fields), failure: refused.failure)
+                }
+                // Refused by the type itself: opaque, judged by the records it is stored in.
+                throw Refused(
+                    shape: .opaque(String(describing: T.self)),
+                    failure: Failure(
+                        path: path.map(\.stringValue).joined(separator: "."), type: String(describing: T.self),
+                        reason: Self.describe(error)))
+            }
+        }
+
+        /// The fields of a struct whose decoding stopped at a field that refused placeholders: those it decoded,
+        /// that one (opaque), and then its stored properties after it, as synthesized `Codable` names and decodes
+        /// them. `nil` when the fields decoded so far are not its stored properties in order (custom coding keys,
+        /// an enum, custom decoding): then what it asks for after that field cannot be known.
+        private func completedFields<T>(_ type: T.Type, decoder: CaptureDecoder, path: [any CodingKey])
+            -> [PropertyShape]?
+        {
+            guard case .object(let learnt) = decoder.content, let refusedKey = decoder.refusedKey,
+                learnt.last?.name == refusedKey
+            else { return nil }
+            var stored: [(name: String, type: Any.Type)] = []
+            _forEachField(of: T.self) { name, _, type, _ in
+                stored.append((String(cString: name), type))
+                return true
+            }
+            // Synthesized decoding asks for the stored properties in order; a constant with an initial value is
+            // not decoded, so some may be passed over.
+            var next = 0
+            for field in learnt {
+                guard let found = stored[next...].firstIndex(where: { $0.name == field.name }) else { return nil }
+                next = found + 1
+            }
+            var fields = learnt.map { PropertyShape(name: $0.name, shape: $0.value.shape, isOptional: $0.isOptional) }
+            for property in stored[next...] {
+                guard let (shape, isOptional) = propertyShape(of: property.type, path: path) else { return nil }
+                fields.append(PropertyShape(name: property.name, shape: shape, isOptional: isOptional))
+            }
+            return fields
+        }
+
+        /// The shape of a stored property's type, learnt without a value of its own: an optional is the shape of
+        /// its wrapped type, and may be absent.
+        private func propertyShape(of type: Any.Type, path: [any CodingKey]) -> (ValueShape, isOptional: Bool)? {
+            if let optional = type as? any OptionalProperty.Type {
+                return propertyShape(of: optional.wrappedType, path: path).map { ($0.0, true) }
+            }
+            guard let decodable = type as? any Decodable.Type else { return nil }
+            return (try? shape(of: decodable, path: path)).map { ($0, false) }
+        }
+
+        /// The shape of `type`, whether or not a value of it could be made.
+        func shape<D: Decodable>(of type: D.Type, path: [any CodingKey]) throws -> ValueShape {
+            do {
+                return try capture(D.self, path: path).1
+            } catch let refused as Refused {
+                return refused.shape
             }
         }
 
@@ -159,6 +232,8 @@ private final class CaptureDecoder: Decoder {
     /// Set when the value read `allKeys` and was offered its first key: an enum with associated values, which
     /// chose its first case. Its other cases are not seen, so its shape is opaque.
     var choseACase = false
+    /// The key of the field whose value refused placeholders and ended this value's decoding.
+    var refusedKey: String?
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     /// How many containers this value's decoding opened around this one.
@@ -254,9 +329,15 @@ private struct ObjectContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decodeNil(forKey key: Key) throws -> Bool { false }
 
     private func required<T: Decodable>(_ type: T.Type, _ key: Key) throws -> T {
-        let (value, child) = try decoder.captureChild(T.self, key: key)
-        decoder.note(key.stringValue, isOptional: false, value: child)
-        return value
+        do {
+            let (value, child) = try decoder.captureChild(T.self, key: key)
+            decoder.note(key.stringValue, isOptional: false, value: child)
+            return value
+        } catch let refused as SchemaCapture.Refused {
+            decoder.note(key.stringValue, isOptional: false, value: .fixed(refused.shape, context: decoder.context))
+            decoder.refusedKey = key.stringValue
+            throw refused
+        }
     }
 
     private func optional<T: Decodable>(_ type: T.Type, _ key: Key) throws -> T? {
@@ -265,9 +346,15 @@ private struct ObjectContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
                 key.stringValue, isOptional: true, value: .fixed(.opaque("\(T.self)"), context: decoder.context))
             return nil
         }
-        let (value, child) = try decoder.captureChild(T.self, key: key)
-        decoder.note(key.stringValue, isOptional: true, value: child)
-        return value
+        do {
+            let (value, child) = try decoder.captureChild(T.self, key: key)
+            decoder.note(key.stringValue, isOptional: true, value: child)
+            return value
+        } catch let refused as SchemaCapture.Refused {
+            // An optional field may be absent: `nil` lets the decoding go on.
+            decoder.note(key.stringValue, isOptional: true, value: .fixed(refused.shape, context: decoder.context))
+            return nil
+        }
     }
 
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try required(type, key) }
@@ -414,4 +501,13 @@ private struct SingleContainer: SingleValueDecodingContainer {
         decoder.content = child.content
         return value
     }
+}
+
+/// `Optional`, seen from a stored property's type: its wrapped type.
+private protocol OptionalProperty {
+    static var wrappedType: Any.Type { get }
+}
+
+extension Optional: OptionalProperty {
+    static var wrappedType: Any.Type { Wrapped.self }
 }
