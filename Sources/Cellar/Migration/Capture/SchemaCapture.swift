@@ -1,5 +1,5 @@
-@_spi(Reflection) import Swift
 import Foundation
+@_spi(Reflection) import Swift
 
 /// Learns a model's schema from its `Decodable` conformance, so that users never write it twice: one value is decoded
 /// from placeholders while every key, kind and optional the decoding asks for is noted.
