@@ -172,6 +172,21 @@ struct CodecEdgeCaseTests {
         #expect(try store.count(Odd.self) == 0)
     }
 
+    @Test func anEncodingFailureQuotesAShortStartOfTheValue() throws {
+        struct Big: Model {
+            var id: Int
+            var text = String(repeating: "x", count: 1_000_000)
+            var inner = TwiceKeyed()
+        }
+        let store = try Store.inMemory(.init(models: [Big.self]))
+        #expect {
+            try store.write { tx in try tx.insert(Big(id: 1)) }
+        } throws: { error in
+            guard case .encodingFailed(_, let reason) = error as? StoreError else { return false }
+            return reason.contains("written twice") && reason.count < 400 && reason.contains("characters")
+        }
+    }
+
     @Test func superEncodersWrittenInOrderComeBackInOrder() throws {
         let value = SuperElementsInOrder(first: 1, second: 2)
         #expect(try roundTrip(value) == value)

@@ -767,3 +767,16 @@ extension RecordEncoder {
         }
     }
 }
+
+/// Why a value could not be encoded, for `StoreError.encodingFailed`: what the encoder said, where, and at most the
+/// first 64 characters of the value (a value may hold a megabyte of text).
+func describeEncodingFailure(_ error: any Error) -> String {
+    guard case EncodingError.invalidValue(let value, let context) = error else {
+        let text = String(describing: error)
+        return text.count <= 200 ? text : String(text.prefix(200)) + "…"
+    }
+    let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+    let shown = String(describing: value)
+    return context.debugDescription + (path.isEmpty ? "" : " at '\(path)'") + " (a \(type(of: value)): "
+        + quoted(shown) + (shown.count > 64 ? ", \(shown.count) characters" : "") + ")"
+}

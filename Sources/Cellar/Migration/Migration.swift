@@ -205,7 +205,7 @@ final class MigratingModel {
             absorbEncoderNames()
             return bytes
         } catch {
-            throw .encodingFailed(model: name, reason: "\(error)")
+            throw .encodingFailed(model: name, reason: describeEncodingFailure(error))
         }
     }
 
@@ -224,7 +224,7 @@ final class MigratingModel {
             absorbEncoderNames()
             return bytes
         } catch {
-            throw .encodingFailed(model: name, reason: "\(error)")
+            throw .encodingFailed(model: name, reason: describeEncodingFailure(error))
         }
     }
 
