@@ -19,13 +19,11 @@ struct AddedLink {
 
 extension WriteTransaction {
     /// Adds to `plan` the backlink entries the write moves, after checking exclusive links; with
-    /// `followOwnership`, plans the deletion of owned targets that lose their last link.
+    /// `followOwnership`, notes the owned targets the write unlinks, for `collectOrphans` at the commit.
     func planLinks<M: Model>(
         old: M?, new: M?, primaryKey: [UInt8], state: ModelWriteState, followOwnership: Bool,
         into plan: inout WritePlan
     ) throws(StoreError) {
-        var orphans: [(ModelInfo, [UInt8])] = []
-        var unlinked: Set<LinkEdge> = []
         let relationships = M.schema.links
         for position in relationships.indices {
             let relationship = relationships[position]
@@ -41,17 +39,33 @@ extension WriteTransaction {
             if link.isExclusive {
                 for target in added { try checkExclusive(link, target: target, source: primaryKey) }
             }
-            if followOwnership, link.ownsTargets, !removed.isEmpty {
-                let targetInfo = try store.info(linkedBy: link)
-                // This record links to each removed target, so a count of one means it is the last.
-                for target in removed where try linkCount(to: target, via: link) == 1 {
-                    orphans.append((targetInfo, target))
-                    unlinked.insert(LinkEdge(link: link.label, target: target, source: primaryKey))
-                }
+            if followOwnership, link.ownsTargets {
+                plan.unlinkedOwned.append(contentsOf: removed.map { (link, $0) })
             }
             plan.linkChanges.append(LinkChange(link: link, added: added, removed: removed))
         }
-        if !orphans.isEmpty { plan.orphans = try planDeletion(of: orphans, ignoring: unlinked) }
+    }
+
+    /// Deletes, by their delete rules, the owned targets this transaction unlinked that no record links to any
+    /// more. Run at the commit, not at each write: a target moved from one owner to another within the transaction
+    /// (removed from one list, then added to another) is kept, in whichever order the two writes came.
+    func collectOrphans() throws(StoreError) {
+        while !unlinkedOwned.isEmpty {
+            let candidates = unlinkedOwned
+            unlinkedOwned = []
+            var seeds: [(ModelInfo, [UInt8])] = []
+            var seen: Set<RecordRef> = []
+            let txn = try lmdb
+            for (link, target) in candidates {
+                let info = try store.info(linkedBy: link)
+                guard seen.insert(RecordRef(model: info.name, key: target)).inserted,
+                    try linkCount(to: target, via: link) == 0,
+                    try store.core.run("read", { try txn.get(info.records, key: target) != nil })
+                else { continue }
+                seeds.append((info, target))
+            }
+            if !seeds.isEmpty { try execute(try planDeletion(of: seeds)) }
+        }
     }
 
     private func checkExclusive(_ link: LinkInfo, target: [UInt8], source: [UInt8]) throws(StoreError) {

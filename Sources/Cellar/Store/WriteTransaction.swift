@@ -17,6 +17,8 @@ public final class WriteTransaction: ReadScope {
     var committedVersion: UInt64?
     /// Links this transaction added, whose targets must exist when it commits.
     var linksToCheck: [AddedLink] = []
+    /// Targets of owning links this transaction removed: deleted at the commit when nothing links to them then.
+    var unlinkedOwned: [(link: LinkInfo, target: [UInt8])] = []
 
     init(store: Store, transaction: LMDB.WriteTransaction) {
         self.transaction = transaction
@@ -240,8 +242,8 @@ public final class WriteTransaction: ReadScope {
     struct WritePlan {
         var indexChanges: [IndexChange] = []
         var linkChanges: [LinkChange] = []
-        /// Owned targets that lose their last link, to delete once the record is written.
-        var orphans: DeletionPlan?
+        /// Targets of owning links the write removes: collected at the commit when no link is left to them.
+        var unlinkedOwned: [(link: LinkInfo, target: [UInt8])] = []
     }
 
     /// The index entries a write moves: for each index whose key changes, the entry to remove and the one to add.
@@ -382,7 +384,7 @@ public final class WriteTransaction: ReadScope {
             }
         }
         if !plan.linkChanges.isEmpty { try applyLinks(plan.linkChanges, primaryKey: primaryKey, state: state) }
-        if let orphans = plan.orphans { try execute(orphans) }
+        unlinkedOwned.append(contentsOf: plan.unlinkedOwned)
     }
 
     /// Logs a change for observers, until the model's log is "changed wholesale": then there is nothing to add.
@@ -532,6 +534,7 @@ public final class WriteTransaction: ReadScope {
 
     /// Writes what the transaction kept in memory (sequence values, the change log) before the commit.
     func flush() throws(StoreError) {
+        try collectOrphans()
         try checkAddedLinks()
         let txn = try writable
         try writeChangeLog(txn)

@@ -173,6 +173,36 @@ struct DeleteRuleTests {
         try expectConsistent(store)
     }
 
+    @Test func anOwnedTargetMovedToAnotherOwnerInOneTransactionIsKeptInEitherOrder() throws {
+        typealias Album = Albums.Album
+        typealias Photo = Albums.Photo
+        let store = try folder.store(Albums.models)
+        try store.write { tx in
+            for id in 1...3 { try tx.insert(Photo(id: id)) }
+            try tx.insert(Album(id: 1, photos: [Link(id: 1), Link(id: 2)]))
+            try tx.insert(Album(id: 2, photos: [Link(id: 3)]))
+        }
+        // Removed from album 1 first, then added to album 2: the photo is not deleted half-way.
+        try store.write { tx in
+            try tx.update(Album(id: 1, photos: [Link(id: 2)]))
+            try tx.update(Album(id: 2, photos: [Link(id: 3), Link(id: 1)]))
+        }
+        #expect(try store.objects(Photo.self).results().map(\.id) == [1, 2, 3])
+        // Added to album 1 first, then removed from album 2.
+        try store.write { tx in
+            try tx.update(Album(id: 1, photos: [Link(id: 2), Link(id: 3)]))
+            try tx.update(Album(id: 2, photos: [Link(id: 1)]))
+        }
+        #expect(try store.objects(Photo.self).results().map(\.id) == [1, 2, 3])
+        // Removed from its last album and not added anywhere: deleted at the commit, by its delete rules.
+        try store.write { tx in
+            try tx.update(Album(id: 2, photos: []))
+            #expect(try tx.objects(Photo.self).count == 3)
+        }
+        #expect(try store.objects(Photo.self).results().map(\.id) == [2, 3])
+        try expectConsistent(store)
+    }
+
     @Test func orphansAreFoundFromTheBacklinkIndex() throws {
         let store = try folder.store(Rules.models)
         try store.write { tx in
