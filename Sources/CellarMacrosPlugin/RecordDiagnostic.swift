@@ -11,6 +11,7 @@ enum RecordDiagnostic: DiagnosticMessage {
     case lazyProperty(property: String)
     case missingType(property: String)
     case destructuring
+    case conditionalMembers
 
     var message: String {
         switch self {
@@ -38,6 +39,10 @@ enum RecordDiagnostic: DiagnosticMessage {
                 + "property's type in the code it generates"
         case .destructuring:
             "@Record needs one name per stored property; declare each property on its own"
+        case .conditionalMembers:
+            "@Record cannot see which side of '#if' a build compiles, so it cannot store the properties or coding "
+                + "members declared inside; declare them outside '#if', or remove @Record (the type keeps working "
+                + "through Codable)"
         }
     }
 
@@ -53,6 +58,7 @@ enum RecordDiagnostic: DiagnosticMessage {
             case .lazyProperty: "lazyProperty"
             case .missingType: "missingType"
             case .destructuring: "destructuring"
+            case .conditionalMembers: "conditionalMembers"
             }
         return MessageID(domain: "CellarMacros", id: id)
     }

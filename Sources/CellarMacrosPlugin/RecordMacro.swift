@@ -71,9 +71,11 @@ public struct RecordMacro: ExtensionMacro {
         return lines.joined(separator: "\n")
     }
 
+    /// The field of each key path a query may test on record bytes: not a constant with an initial value, which is
+    /// stored but never read back, so the value a query sees is the constant, whatever the record holds.
     private static func fieldLookup(_ properties: [StoredProperty], _ access: String) -> String {
         var lines = ["    \(access)static func recordField(for keyPath: PartialKeyPath<Self>) -> Int? {"]
-        for (number, property) in properties.enumerated() {
+        for (number, property) in properties.enumerated() where property.isDecoded {
             lines.append("        if keyPath == \\Self.\(escaped(property.name)) { return \(number) }")
         }
         lines.append("        return nil")

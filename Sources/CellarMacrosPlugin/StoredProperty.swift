@@ -26,9 +26,23 @@ extension StoredProperty {
                 problems.append(Diagnostic(node: initializer.initKeyword, message: RecordDiagnostic.customDecoding))
             } else if let function = decl.as(FunctionDeclSyntax.self), isEncodeToEncoder(function) {
                 problems.append(Diagnostic(node: function.name, message: RecordDiagnostic.customEncoding))
+            } else if let conditional = decl.as(IfConfigDeclSyntax.self), holdsCodingMembers(conditional) {
+                problems.append(Diagnostic(node: conditional, message: RecordDiagnostic.conditionalMembers))
             }
         }
         return (properties, problems)
+    }
+
+    /// Whether a `#if` block declares, in any of its branches, a stored property or a member that changes what
+    /// `Codable` stores: which branch a build compiles is not known to a macro.
+    private static func holdsCodingMembers(_ conditional: IfConfigDeclSyntax) -> Bool {
+        for clause in conditional.clauses {
+            guard case .decls(let members) = clause.elements else { continue }
+            let block = MemberBlockSyntax(members: members)
+            let (properties, problems) = all(in: block)
+            if !properties.isEmpty || !problems.isEmpty { return true }
+        }
+        return false
     }
 
     private static func read(

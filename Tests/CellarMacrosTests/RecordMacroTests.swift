@@ -127,9 +127,6 @@ struct RecordMacroTests {
                     }
 
                     public static func recordField(for keyPath: PartialKeyPath<Self>) -> Int? {
-                        if keyPath == \Self.kind {
-                            return 0
-                        }
                         if keyPath == \Self.`default` {
                             return 1
                         }
@@ -187,6 +184,23 @@ struct RecordMacroTests {
             """,
             message: "@Record cannot follow a custom 'init(from:)': its generated code would read records "
                 + "differently; remove @Record (the type keeps working through Codable) or the custom initializer",
+            line: 4, column: 5)
+    }
+
+    @Test func propertiesInsideIfConfigAreRefusedBecauseTheBuildsBranchIsUnknown() {
+        refuse(
+            """
+            @Record
+            struct Dog {
+                var id: Int
+                #if DEBUG
+                var note: String
+                #endif
+            }
+            """,
+            message: "@Record cannot see which side of '#if' a build compiles, so it cannot store the properties "
+                + "or coding members declared inside; declare them outside '#if', or remove @Record (the type keeps "
+                + "working through Codable)",
             line: 4, column: 5)
     }
 

@@ -17,6 +17,8 @@ final class ModelInfo: Sendable {
     /// What the relationship code does with this model's records without knowing its type.
     let operations: ModelOperations
     private let committedDictionary: Mutex<KeyDictionary>
+    /// Set once a write compared the record the model's generated code writes with the one `Codable` writes.
+    let generatedCodeChecked = Atomic<Bool>(false)
 
     init(
         name: String, records: Database, indexes: [Database], links: [LinkInfo], signature: [String],

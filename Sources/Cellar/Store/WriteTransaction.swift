@@ -425,6 +425,9 @@ public final class WriteTransaction: ReadScope {
         } catch {
             throw .encodingFailed(model: state.info.name, reason: describeEncodingFailure(error))
         }
+        if !state.info.generatedCodeChecked.load(ordering: .relaxed), M._recordKeys != nil {
+            try checkGeneratedCode(value, writes: record, state: state)
+        }
         if unlessUnchanged, state.encoder.addedNames.isEmpty {
             do {
                 if try txn.get(state.info.records, key: key)?.equals(record) == true { return false }
@@ -512,6 +515,27 @@ public final class WriteTransaction: ReadScope {
         states[id] = state
         lastState = state
         return state
+    }
+
+    /// Compares, once per process and model, the record `@Record`'s generated code wrote for `value` with the one
+    /// its `Codable` conformance writes: an `encode(to:)` or `CodingKeys` declared in an extension, which the macro
+    /// cannot see, makes them differ, and the same records would then read differently with and without `@Record`.
+    private func checkGeneratedCode<M: Model>(_ value: M, writes record: [UInt8], state: ModelWriteState)
+        throws(StoreError)
+    {
+        let viaCodable: [UInt8]
+        do {
+            viaCodable = try state.encoder.encode(value)
+        } catch {
+            throw .encodingFailed(model: state.info.name, reason: describeEncodingFailure(error))
+        }
+        guard viaCodable == record else {
+            throw .invalidSchema(
+                model: state.info.name,
+                reason: RecordCodableMismatch.reason(
+                    "the record its @Record code writes differs from the one its Codable conformance writes"))
+        }
+        state.info.generatedCodeChecked.store(true, ordering: .relaxed)
     }
 
     /// Numbers the id of a record of `M`, whose id type is `I` (checked by the caller), from `next`: converted, never

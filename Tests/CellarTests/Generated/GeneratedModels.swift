@@ -128,3 +128,32 @@ struct Probed: Model, Equatable {
     var id: Int
     var marker: Marker
 }
+
+/// Keys renamed in an extension, where `@Record` cannot see them: `Codable` stores `full_name`.
+@Record
+struct RenamedInExtension: Model {
+    var id: Int
+    var name: String
+}
+
+extension RenamedInExtension {
+    enum CodingKeys: String, CodingKey {
+        case id
+        case name = "full_name"
+    }
+}
+
+/// Encoding changed in an extension: `Codable` writes the name in capitals, which generated code does not.
+@Record
+struct EncodedInExtension: Model {
+    var id: Int
+    var name: String
+}
+
+extension EncodedInExtension {
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(name.uppercased(), forKey: .name)
+    }
+}

@@ -182,3 +182,29 @@ struct GeneratedRecordTests {
         #expect(try reopened.objects(Dog.self).results().count == 201)
     }
 }
+
+@Suite("@Record and Codable never disagree")
+struct GeneratedAgreementTests {
+    @Test func codingKeysInAnExtensionAreRefusedAtOpening() throws {
+        let folder = TemporaryFolder()
+        #expect {
+            _ = try folder.store([RenamedInExtension.self])
+        } throws: { error in
+            guard case .invalidSchema(let model, let reason) = error as? StoreError else { return false }
+            return model == "RenamedInExtension" && reason.contains("'full_name'") && reason.contains("extension")
+        }
+    }
+
+    @Test func encodingInAnExtensionIsRefusedAtTheFirstWrite() throws {
+        let folder = TemporaryFolder()
+        let store = try folder.store([EncodedInExtension.self])
+        #expect {
+            try store.write { tx in try tx.insert(EncodedInExtension(id: 1, name: "Taro")) }
+        } throws: { error in
+            guard case .invalidSchema(let model, let reason) = error as? StoreError else { return false }
+            return model == "EncodedInExtension" && reason.contains("differs")
+        }
+        #expect(try store.count(EncodedInExtension.self) == 0)
+    }
+
+}

@@ -78,3 +78,12 @@ extension Model where Self: RecordCodable {
     public static func _recordField(for keyPath: PartialKeyPath<Self>) -> Int? { recordField(for: keyPath) }
     public static var _recordKeys: RecordKeys? { recordKeys }
 }
+
+/// The words of the error for a `@Record` model whose generated code and `Codable` conformance disagree.
+enum RecordCodableMismatch {
+    static func reason(_ what: String) -> String {
+        what + ". A CodingKeys, init(from:) or encode(to:) declared in an extension changes what Codable stores, "
+            + "and @Record cannot see it there: move it into the type's body (where @Record refuses it), or remove "
+            + "@Record (the type keeps working through Codable)"
+    }
+}

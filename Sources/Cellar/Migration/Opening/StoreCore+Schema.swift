@@ -353,6 +353,19 @@ extension Model {
                     + "Make \(error.type) CaseIterable if it is an enum, or conform it to SchemaSample with any valid "
                     + "value")
         }
+        if let keys = Self._recordKeys {
+            // What `Codable` reads must be what the generated code writes: a `CodingKeys` or `init(from:)` in an
+            // extension, which the macro cannot see, makes them differ.
+            let unknown = properties.map(\.name).filter { keys.numbers[$0] == nil }
+            guard unknown.isEmpty else {
+                throw .invalidSchema(
+                    model: schema.name,
+                    reason: RecordCodableMismatch.reason(
+                        "its Codable conformance reads \(unknown.map { "'\($0)'" }.joined(separator: ", ")), which "
+                            + "its @Record code never writes (it writes "
+                            + keys.names.map { "'\($0)'" }.joined(separator: ", ") + ")"))
+            }
+        }
         return ModelSchema(
             name: schema.name, properties: properties,
             indexes: schema.indexes.map { ($0.isUnique ? "unique " : "") + $0.name },
