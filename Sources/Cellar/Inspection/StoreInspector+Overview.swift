@@ -64,7 +64,7 @@ extension StoreInspector {
     package func forEachRecord(of model: StoredModel, _ body: (StoredRecord) throws -> Bool) throws {
         do {
             try core.environment.read { txn in
-                guard let records = try txn.openDatabase(named: "r/\(model.name)") else { return }
+                guard let records = try txn.openDatabase(named: DatabaseName.records(model.name)) else { return }
                 try txn.walk(records) { entry in
                     try body(
                         StoredRecord(

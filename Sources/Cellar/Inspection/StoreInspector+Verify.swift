@@ -64,7 +64,7 @@ private struct ModelCheck {
 
     func run(into problems: inout IntegrityProblems, progress: (String, Int, Int) -> Void) throws -> [String] {
         let name = model.name
-        guard let records = try txn.openDatabase(named: "r/\(name)") else {
+        guard let records = try txn.openDatabase(named: DatabaseName.records(name)) else {
             if model.recordCount > 0 { problems.add("\(name) has no records database") }
             return ["\(name): no records"]
         }
@@ -168,15 +168,12 @@ private struct ModelCheck {
 
     /// The model's index and link databases, with the way to recompute each where the stored schema tells it.
     private func derivedDatabases() -> [Derived] {
-        let prefix = "\(model.name)."
-        let indexes = model.indexes.map { index -> Derived in
-            // "i/Dog.age", "u/Person.lastName+firstName": the index's name after the model's, a path per component.
-            let indexName = index.name.dropFirst(2).dropFirst(prefix.count)
-            let paths = indexName.split(separator: "+").map { $0.split(separator: ".").map(String.init) }
-            let makesKeys = paths.allSatisfy { path in shape(at: path).map(Self.hasKey) ?? false }
+        let indexes = model.schema.indexes.map { index -> Derived in
+            let makesKeys = index.paths.allSatisfy { path in shape(at: path).map(Self.hasKey) ?? false }
+            let paths = index.paths
             return Derived(
-                database: index.name,
-                keys: makesKeys
+                database: index.database,
+                keys: makesKeys && index.folding == nil
                     ? { record in
                         var key: [UInt8] = []
                         var hasNil = false
@@ -188,15 +185,10 @@ private struct ModelCheck {
                         return [(key, hasNil)]
                     } : nil,
                 // A multi-entry index (`tags[]`) holds an entry per element: any number a record.
-                isIndex: !index.name.hasSuffix("[]"), isUnique: index.name.hasPrefix("u/"), targetRecords: nil,
-                isExclusive: false)
+                isIndex: !index.isMultiEntry, isUnique: index.isUnique, targetRecords: nil, isExclusive: false)
         }
-        let links = model.links.map { link -> Derived in
-            // "dogs → Dog cascade removeLink exclusive": the link's name, its target, its rules.
-            let words = link.description.split(separator: " ").map(String.init)
-            let linkName = words.first ?? ""
-            let target = words.count > 2 ? words[2] : ""
-            let path = linkName.split(separator: ".").map(String.init)
+        let links = model.schema.links.map { link -> Derived in
+            let path = link.property.split(separator: ".").map(String.init)
             // A link's entry is its target's primary key: the key of the id the record holds.
             func key(of id: RecordValue) throws -> (key: [UInt8], hasNil: Bool) {
                 var key: [UInt8] = []
@@ -205,12 +197,12 @@ private struct ModelCheck {
             }
             var keys: ((RecordValue) throws -> [(key: [UInt8], hasNil: Bool)])?
             switch shape(at: path) {
-            case .link(target):
+            case .link(link.target):
                 keys = { record in
                     guard let id = record.value(at: path), id != .null else { return [] }
                     return [try key(of: id)]
                 }
-            case .list(.link(target)):
+            case .list(.link(link.target)):
                 keys = { record in
                     guard case .unkeyed(let ids) = record.value(at: path) ?? .unkeyed([]) else {
                         throw KeyEncoding.Failure.unsupported("the link list is not a list")
@@ -221,9 +213,9 @@ private struct ModelCheck {
             }
             return Derived(
                 database: link.database, keys: keys, isIndex: false, isUnique: false,
-                targetRecords: words.contains("dangling") || !models.contains { $0.name == target }
-                    ? nil : "r/\(target)",
-                isExclusive: words.contains("exclusive"))
+                targetRecords: link.allowsDangling || !models.contains { $0.name == link.target }
+                    ? nil : DatabaseName.records(link.target),
+                isExclusive: link.isExclusive)
         }
         return indexes + links
     }

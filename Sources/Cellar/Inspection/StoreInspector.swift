@@ -58,16 +58,12 @@ package final class StoreInspector: Sendable {
             nextID = Int64(littleEndian: stored.loadUnaligned(as: Int64.self))
         }
         return StoredModel(
-            schema: schema, recordCount: try entries("r/\(name)") ?? 0,
+            schema: schema, recordCount: try entries(DatabaseName.records(name)) ?? 0,
             indexes: try schema.indexes.map { index in
-                // "age", "unique email": the index's name, after a word for a unique one.
-                let unique = index.hasPrefix("unique ")
-                let database = (unique ? "u/" : "i/") + name + "." + index.dropFirst(unique ? 7 : 0)
-                return StoredModel.Database(name: database, entries: try entries(database))
+                StoredModel.Database(name: index.database, entries: try entries(index.database))
             },
             links: try schema.links.map { link in
-                let database = "b/\(name).\(link.prefix { $0 != " " })"
-                return StoredModel.Link(description: link, database: database, entries: try entries(database))
+                StoredModel.Link(description: link.label, database: link.database, entries: try entries(link.database))
             }, nextID: nextID, dictionary: try core.storedDictionary(name, in: txn))
     }
 

@@ -172,7 +172,16 @@ public struct Index<M: Model>: Sendable {
     }
 
     /// The database holding this index's entries.
-    func databaseName(model: String) -> String { (isUnique ? "u/" : "i/") + model + "." + name }
+    func databaseName(model: String) -> String { DatabaseName.index(model, name, unique: isUnique) }
+
+    /// The index as the stored schema describes it.
+    func descriptor(model: String) -> StoredIndex {
+        StoredIndex(
+            name: name, database: databaseName(model: model),
+            paths: keyPaths.map { Self.propertyName($0).split(separator: ".").map(String.init) }, isUnique: isUnique,
+            isMultiEntry: isMultiEntry,
+            folding: folding.map { Self.foldingSuffix($0).dropFirst().description })
+    }
 }
 
 /// The keys of a multi-entry index's record in one buffer: each distinct key, in key order, after its length (two

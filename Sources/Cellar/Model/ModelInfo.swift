@@ -82,5 +82,5 @@ final class LinkInfo: Sendable {
 
     /// `Person.dogs`, for messages.
     var label: String { model + "." + name }
-    var databaseName: String { "b/" + label }
+    var databaseName: String { DatabaseName.backlinks(model, name) }
 }

@@ -107,17 +107,19 @@ public struct Relationship<M: Model>: Sendable {
     }
 
     /// The database holding the backlinks: target key → keys of the records of `M` linking to it.
-    func databaseName(model: String) -> String { "b/" + model + "." + name }
+    func databaseName(model: String) -> String { DatabaseName.backlinks(model, name) }
 
     /// The link and its rules in words, to tell whether two configurations open at once agree.
     func signature(model: String) -> String {
-        "b/" + model + "." + rulesDescription
+        "b/" + model + "." + descriptor(model: model).label
     }
 
-    /// The link's name, target and rules (`dogs → Dog cascade removeLink exclusive`), as the stored schema keeps it.
-    var rulesDescription: String {
-        name + " → \(targetName) \(deleteRule) \(targetDeleteRule)"
-            + (isExclusive ? " exclusive" : "") + (ownsTargets ? " owns" : "") + (allowsDangling ? " dangling" : "")
+    /// The link as the stored schema describes it.
+    func descriptor(model: String) -> StoredLink {
+        StoredLink(
+            property: name, target: targetName, database: databaseName(model: model),
+            deleteRule: deleteRule.rawValue, targetDeleteRule: targetDeleteRule.rawValue, isExclusive: isExclusive,
+            ownsTargets: ownsTargets, allowsDangling: allowsDangling)
     }
 }
 

@@ -348,7 +348,7 @@ final class StoreCore: Sendable {
         let indexes: [Database]
         let backlinks: [Database]
         if let writing {
-            records = try writing.createDatabase(named: "r/\(name)")
+            records = try writing.createDatabase(named: DatabaseName.records(name))
             (indexes, backlinks) = try openDerivedDatabases(
                 of: schema, records: records, dictionary: dictionary, rebuild: rebuild.contains(name), in: writing)
         } else {
@@ -376,7 +376,7 @@ final class StoreCore: Sendable {
             return database
         }
         return (
-            try existing("r/\(model)"), try schema.indexes.map { try existing($0.databaseName(model: model)) },
+            try existing(DatabaseName.records(model)), try schema.indexes.map { try existing($0.databaseName(model: model)) },
             try schema.links.map { try existing($0.databaseName(model: model)) }
         )
     }

@@ -9,7 +9,7 @@ extension StoreCore {
     func unreadableRecord(
         of type: any Model.Type, plan: ModelSchemaPlan, in txn: ReadTransaction
     ) throws -> SchemaChange? {
-        guard let records = try txn.openDatabase(named: "r/\(plan.name)") else { return nil }
+        guard let records = try txn.openDatabase(named: DatabaseName.records(plan.name)) else { return nil }
         let dictionary = try storedDictionary(plan.name, in: txn)
         guard let (key, error) = try type.firstUnreadableRecord(in: txn, records: records, dictionary: dictionary)
         else { return nil }

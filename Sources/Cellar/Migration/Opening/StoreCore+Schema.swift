@@ -152,7 +152,7 @@ extension StoreCore {
                     }
                 }
             }
-            let records = try txn.openDatabase(named: "r/\(stored?.name ?? captured.name)")
+            let records = try txn.openDatabase(named: DatabaseName.records(stored?.name ?? captured.name))
             return ModelSchemaPlan(
                 captured: captured, declarations: declarations, stored: stored?.schema,
                 retired: try stored.map { try retiredProperties($0.name, in: txn) } ?? [], storedUnder: stored?.name,
@@ -226,8 +226,8 @@ extension StoreCore {
     /// Moves a renamed model's records, key dictionary and sequence to its new name; its old indexes and backlinks
     /// are dropped (the new ones are built under the new name).
     private func moveModel(from formerName: String, to name: String, in txn: LMDB.WriteTransaction) throws {
-        if let old = try txn.openDatabase(named: "r/\(formerName)") {
-            let new = try txn.createDatabase(named: "r/\(name)")
+        if let old = try txn.openDatabase(named: DatabaseName.records(formerName)) {
+            let new = try txn.createDatabase(named: DatabaseName.records(name))
             guard try txn.statistics(new).entries == 0 else {
                 throw StoreError.invalidSchema(
                     model: name,
@@ -271,7 +271,7 @@ extension StoreCore {
     /// Removes a model this configuration does not register: its records, indexes, backlinks and schema. Its
     /// sequence stays, so that its ids are never handed out again if it comes back.
     func dropModel(_ model: String, in txn: LMDB.WriteTransaction) throws {
-        if let records = try txn.openDatabase(named: "r/\(model)") { try txn.drop(records) }
+        if let records = try txn.openDatabase(named: DatabaseName.records(model)) { try txn.drop(records) }
         try dropDerivedDatabases(of: model, in: txn)
         for prefix in ["keys/", "schema/", "retired/"] { _ = try txn.delete(meta, key: Array((prefix + model).utf8)) }
     }
@@ -368,8 +368,8 @@ extension Model {
         }
         return ModelSchema(
             name: schema.name, properties: properties,
-            indexes: schema.indexes.map { ($0.isUnique ? "unique " : "") + $0.name },
-            links: schema.links.map { $0.rulesDescription }, autoIncrement: schema.sequence != nil)
+            indexes: schema.indexes.map { $0.descriptor(model: schema.name) },
+            links: schema.links.map { $0.descriptor(model: schema.name) }, autoIncrement: schema.sequence != nil)
     }
 
 }

@@ -74,16 +74,20 @@ struct ModelSchemaPlan {
         var differ = Differ(model: name, retired: retired)
         differ.compareFields(prefix: "", old: old, new: captured.properties, defaults: declarations.defaultValues)
         changes += differ.changes
-        for index in captured.indexes where !stored.indexes.contains(index) {
+        // Indexes and links compare by what they are in words: a schema stored before they were described field by
+        // field reads back with the same words.
+        let (storedIndexes, capturedIndexes) = (stored.indexes.map(\.label), captured.indexes.map(\.label))
+        for index in capturedIndexes where !storedIndexes.contains(index) {
             changes.append(.indexAdded(model: name, index: index))
         }
-        for index in stored.indexes where !captured.indexes.contains(index) {
+        for index in storedIndexes where !capturedIndexes.contains(index) {
             changes.append(.indexRemoved(model: name, index: index))
         }
-        for link in stored.links where !captured.links.contains(link) {
+        let (storedLinks, capturedLinks) = (stored.links.map(\.label), captured.links.map(\.label))
+        for link in storedLinks where !capturedLinks.contains(link) {
             changes.append(.linkRemoved(model: name, link: link))
         }
-        for link in captured.links where !stored.links.contains(link) {
+        for link in capturedLinks where !storedLinks.contains(link) {
             changes.append(.linkAdded(model: name, link: link))
         }
         if captured.autoIncrement != stored.autoIncrement {

@@ -105,12 +105,60 @@ struct ModelSchema: Hashable, Sendable, Codable {
     var name: String
     /// The fields of the model's records, the id among them.
     var properties: [PropertyShape]
-    /// The indexes by name, a unique one's after the word `unique` (`age`, `unique email`).
-    var indexes: [String]
-    /// The links with their rules, as `Relationship.signature` writes them.
-    var links: [String]
+    /// The indexes, with their databases.
+    var indexes: [StoredIndex]
+    /// The links, with their targets, rules and backlink databases.
+    var links: [StoredLink]
     /// Whether ids come from the model's sequence.
     var autoIncrement: Bool
+
+    init(
+        name: String, properties: [PropertyShape], indexes: [StoredIndex], links: [StoredLink], autoIncrement: Bool
+    ) {
+        self.name = name
+        self.properties = properties
+        self.indexes = indexes
+        self.links = links
+        self.autoIncrement = autoIncrement
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case name, properties, autoIncrement
+        case indexes = "indexDescriptions"
+        case links = "linkDescriptions"
+        /// How a schema stored before indexes and links were described field by field named them, in words.
+        case legacyIndexes = "indexes"
+        case legacyLinks = "links"
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let name = try container.decode(String.self, forKey: .name)
+        self.name = name
+        properties = try container.decode([PropertyShape].self, forKey: .properties)
+        autoIncrement = try container.decode(Bool.self, forKey: .autoIncrement)
+        if let indexes = try container.decodeIfPresent([StoredIndex].self, forKey: .indexes) {
+            self.indexes = indexes
+        } else {
+            let labels = try container.decodeIfPresent([String].self, forKey: .legacyIndexes) ?? []
+            indexes = labels.map { StoredIndex(legacy: $0, model: name) }
+        }
+        if let links = try container.decodeIfPresent([StoredLink].self, forKey: .links) {
+            self.links = links
+        } else {
+            let words = try container.decodeIfPresent([String].self, forKey: .legacyLinks) ?? []
+            links = words.compactMap { StoredLink(legacy: $0, model: name) }
+        }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(properties, forKey: .properties)
+        try container.encode(autoIncrement, forKey: .autoIncrement)
+        try container.encode(indexes, forKey: .indexes)
+        try container.encode(links, forKey: .links)
+    }
 
     func property(_ name: String) -> PropertyShape? { properties.first { $0.name == name } }
 
