@@ -59,7 +59,8 @@ public final class Migration {
         let found = try core.run("migrate \(name)") { () throws -> MigratingModel? in
             let records =
                 create
-                ? try txn.createDatabase(named: DatabaseName.records(name)) : try txn.openDatabase(named: DatabaseName.records(name))
+                ? try txn.createDatabase(named: DatabaseName.records(name))
+                : try txn.openDatabase(named: DatabaseName.records(name))
             guard let records else { return nil }
             return MigratingModel(
                 name: name, records: records, dictionary: try core.storedDictionary(name, in: txn))

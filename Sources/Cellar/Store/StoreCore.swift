@@ -376,7 +376,8 @@ final class StoreCore: Sendable {
             return database
         }
         return (
-            try existing(DatabaseName.records(model)), try schema.indexes.map { try existing($0.databaseName(model: model)) },
+            try existing(DatabaseName.records(model)),
+            try schema.indexes.map { try existing($0.databaseName(model: model)) },
             try schema.links.map { try existing($0.databaseName(model: model)) }
         )
     }
