@@ -24,14 +24,7 @@ package final class StoreInspector: Sendable {
     /// The models the file holds, by name, as `_meta` describes them, with their record and entry counts.
     package func models() throws(StoreError) -> [StoredModel] {
         try read("read the schemas of") { txn in
-            // "schema0" is the first key past every "schema/…" ("0" follows "/").
-            let schemas = KeyRange(lower: Array("schema/".utf8), upper: Array("schema0".utf8))
-            var names: [String] = []
-            try txn.walk(core.meta, range: schemas) { entry in
-                names.append(String(decoding: entry.key.dropFirst("schema/".utf8.count), as: UTF8.self))
-                return true
-            }
-            return try names.map { name in try model(named: name, in: txn) }
+            try core.storedModelNames(in: txn).map { name in try model(named: name, in: txn) }
         }
     }
 

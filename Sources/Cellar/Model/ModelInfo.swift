@@ -16,14 +16,17 @@ final class ModelInfo: Sendable {
     let numbersIDs: Bool
     /// What the relationship code does with this model's records without knowing its type.
     let operations: ModelOperations
+    /// The Swift type registered for the model: the one `operations` decodes records as.
+    let type: ObjectIdentifier
     private let committedDictionary: Mutex<KeyDictionary>
     /// Set once a write compared the record the model's generated code writes with the one `Codable` writes.
     let generatedCodeChecked = Atomic<Bool>(false)
 
     init(
         name: String, records: Database, indexes: [Database], links: [LinkInfo], signature: [String],
-        numbersIDs: Bool, operations: ModelOperations, dictionary: KeyDictionary
+        numbersIDs: Bool, operations: ModelOperations, type: ObjectIdentifier, dictionary: KeyDictionary
     ) {
+        self.type = type
         self.name = name
         self.records = records
         self.indexes = indexes
@@ -47,6 +50,15 @@ final class ModelInfo: Sendable {
     func publish(_ newer: KeyDictionary) {
         committedDictionary.withLock { if newer.names.count > $0.names.count { $0 = newer } }
     }
+}
+
+/// A stored link from a model the configuration does not name, found in the stored schema: a delete of one of its
+/// targets cannot follow its rules, and is refused while it links.
+struct ForeignLink: Sendable {
+    let link: StoredLink
+    /// The stored name of the model whose records hold the link.
+    let model: String
+    let database: Database
 }
 
 /// One declared link of a model, as a store holds it: its backlink database and its rules, without the model's type.

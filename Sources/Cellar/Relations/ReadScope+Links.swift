@@ -82,10 +82,15 @@ extension ReadScope {
 
     /// The keys of the records that link to `target` through `link`, in key order, at most `limit` of them.
     func sources(linkingTo target: [UInt8], via link: LinkInfo, limit: Int = .max) throws(StoreError) -> [[UInt8]] {
+        try sources(linkingTo: target, in: link.database, limit: limit)
+    }
+
+    /// The keys of the records that link to `target`, as the backlink database `backlinks` holds them.
+    func sources(linkingTo target: [UInt8], in backlinks: Database, limit: Int = .max) throws(StoreError) -> [[UInt8]] {
         let txn = try lmdb
         var found: [[UInt8]] = []
         try store.core.run("read a backlink index") {
-            try txn.forEachDuplicate(of: target, in: link.database) { source in
+            try txn.forEachDuplicate(of: target, in: backlinks) { source in
                 found.append(Array(source))
                 return found.count < limit
             }

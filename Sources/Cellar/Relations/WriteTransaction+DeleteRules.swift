@@ -65,6 +65,19 @@ extension WriteTransaction {
                         if link.ownsTargets { ownedTargets.append(contentsOf: keys.map { (link, $0) }) }
                     }
                 }
+                // A model the configuration does not name may link here too (an app extension opens the store with
+                // fewer models): its rules cannot be followed without its type, so a record it links is not deleted.
+                for foreign in try foreignLinks(to: info) {
+                    guard let holder = try sources(linkingTo: key, in: foreign.database, limit: 1).first else {
+                        continue
+                    }
+                    throw .deleteDenied(
+                        model: info.name, id: KeyEncoding.describe(key),
+                        reason: "the \(foreign.model) with id \(KeyEncoding.describe(holder)) links to it through "
+                            + "\(foreign.model).\(foreign.link.property) (rule \(foreign.link.targetDeleteRule)), and "
+                            + "this Store's configuration does not name \(foreign.model), so the rule cannot be followed; "
+                            + "delete it through a Store whose configuration names \(foreign.model)")
+                }
                 for link in store.incomingLinks(to: info) {
                     let sources = try linking(key, via: link)
                     guard !sources.isEmpty else { continue }

@@ -341,6 +341,16 @@ final class StoreCore: Sendable {
                         + ", and this configuration declares [\(signature.joined(separator: ", "))]"
                         + (schema.sequence != nil ? " and auto-increment ids" : ""))
             }
+            // Delete rules read and rewrite the records that hold links with the type registered first: two types
+            // for one model that holds links would rewrite each other's records. (Two versions of a model without
+            // links may be open at once: each reads and writes its own records.)
+            guard known.type == ObjectIdentifier(M.self) || known.links.isEmpty else {
+                throw StoreError.configurationConflict(
+                    path: path,
+                    reason: "\(name), which holds links, is open in this process as another Swift type than "
+                        + "\(M.self); open the store with one type for each stored model that holds links, or release "
+                        + "the other Stores first")
+            }
             return known
         }
         let dictionary = try storedDictionary(name, in: txn)
@@ -360,7 +370,7 @@ final class StoreCore: Sendable {
                 LinkInfo(pair.0, model: name, position: position, database: pair.1)
             },
             signature: signature, numbersIDs: schema.sequence != nil, operations: ModelOperations(M.self),
-            dictionary: dictionary)
+            type: ObjectIdentifier(M.self), dictionary: dictionary)
     }
 
     /// The databases of a model in a read-only store, which has every one of them: its schema matched the stored one.

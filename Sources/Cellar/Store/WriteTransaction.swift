@@ -19,6 +19,9 @@ public final class WriteTransaction: ReadScope {
     var linksToCheck: [AddedLink] = []
     /// Targets of owning links this transaction removed: deleted at the commit when nothing links to them then.
     var unlinkedOwned: [(link: LinkInfo, target: [UInt8])] = []
+    /// The stored links into each model from models the store's configuration does not name, read from the stored
+    /// schema at the first delete of the transaction (another configuration may have added some since the opening).
+    private var foreignLinksByTarget: [String: [ForeignLink]]?
 
     init(store: Store, transaction: LMDB.WriteTransaction) {
         self.transaction = transaction
@@ -153,12 +156,15 @@ public final class WriteTransaction: ReadScope {
         try delete(M.self, ids: results.map(\.id))
     }
 
-    /// The one path every public delete takes: straight to `removeRecord` when no link leads from or to the model,
-    /// through a planned deletion that follows the delete rules otherwise.
+    /// The one path every public delete takes: straight to `removeRecord` when no link leads from or to the model
+    /// (declared in this configuration, or stored by a model it does not name), through a planned deletion that
+    /// follows the delete rules otherwise.
     private func deleteRecords<M: Model>(_ type: M.Type, keys: [[UInt8]], state: ModelWriteState) throws(StoreError)
         -> Int
     {
-        guard state.info.links.isEmpty, store.incomingLinks(to: state.info).isEmpty else {
+        guard state.info.links.isEmpty, store.incomingLinks(to: state.info).isEmpty,
+            try foreignLinks(to: state.info).isEmpty
+        else {
             let plan = try planDeletion(of: keys.map { (state.info, $0) })
             try execute(plan)
             return Set(keys.map(KeyBytes.init)).filter { plan.contains(model: state.info.name, key: $0.bytes) }.count
@@ -515,6 +521,18 @@ public final class WriteTransaction: ReadScope {
         states[id] = state
         lastState = state
         return state
+    }
+
+    /// The stored links that lead to records of `info`'s model from models the configuration does not name.
+    func foreignLinks(to info: ModelInfo) throws(StoreError) -> [ForeignLink] {
+        if let known = foreignLinksByTarget { return known[info.name] ?? [] }
+        let txn = try writable
+        let registered = Set(store.registeredModels.map(\.name))
+        let found = try store.core.run("read the stored schema of") {
+            try store.core.foreignLinks(registered: registered, in: txn)
+        }
+        foreignLinksByTarget = found
+        return found[info.name] ?? []
     }
 
     /// Compares, once per process and model, the record `@Record`'s generated code wrote for `value` with the one

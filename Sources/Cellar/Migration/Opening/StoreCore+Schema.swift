@@ -189,13 +189,39 @@ extension StoreCore {
         return parsed
     }
 
-    private func storedSchema(_ name: String, in txn: ReadTransaction) throws -> ModelSchema? {
+    func storedSchema(_ name: String, in txn: ReadTransaction) throws -> ModelSchema? {
         guard let stored = try txn.get(meta, key: Array("schema/\(name)".utf8)) else { return nil }
         do {
             return try JSONDecoder().decode(ModelSchema.self, from: Data(stored))
         } catch {
             throw StoreError.corruptedFile(path: path, reason: "the stored schema of \(name) is damaged")
         }
+    }
+
+    /// The stored names of every model the file describes.
+    func storedModelNames(in txn: ReadTransaction) throws -> [String] {
+        // "schema0" is the first key past every "schema/…" ("0" follows "/").
+        let schemas = KeyRange(lower: Array("schema/".utf8), upper: Array("schema0".utf8))
+        var names: [String] = []
+        try txn.walk(meta, range: schemas) { entry in
+            names.append(String(decoding: entry.key.dropFirst("schema/".utf8.count), as: UTF8.self))
+            return true
+        }
+        return names
+    }
+
+    /// The links the stored schema describes from models outside `registered`, by target: what a delete must not
+    /// leave dangling though this configuration does not name their models. Links that may dangle are left out.
+    func foreignLinks(registered: Set<String>, in txn: ReadTransaction) throws -> [String: [ForeignLink]] {
+        var found: [String: [ForeignLink]] = [:]
+        for name in try storedModelNames(in: txn) where !registered.contains(name) {
+            guard let schema = try storedSchema(name, in: txn) else { continue }
+            for link in schema.links where !link.allowsDangling {
+                guard let database = try txn.openDatabase(named: link.database) else { continue }
+                found[link.target, default: []].append(ForeignLink(link: link, model: name, database: database))
+            }
+        }
+        return found
     }
 
     /// The properties removed from the model stored as `name` whose values may remain in its records.
