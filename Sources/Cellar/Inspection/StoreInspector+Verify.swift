@@ -188,31 +188,14 @@ private struct ModelCheck {
                 isIndex: !index.isMultiEntry, isUnique: index.isUnique, targetRecords: nil, isExclusive: false)
         }
         let links = model.schema.links.map { link -> Derived in
-            let path = link.property.split(separator: ".").map(String.init)
-            // A link's entry is its target's primary key: the key of the id the record holds.
-            func key(of id: RecordValue) throws -> (key: [UInt8], hasNil: Bool) {
-                var key: [UInt8] = []
-                try id.appendKey(to: &key)
-                return (key, false)
-            }
-            var keys: ((RecordValue) throws -> [(key: [UInt8], hasNil: Bool)])?
-            switch shape(at: path) {
-            case .link(link.target):
-                keys = { record in
-                    guard let id = record.value(at: path), id != .null else { return [] }
-                    return [try key(of: id)]
-                }
-            case .list(.link(link.target)):
-                keys = { record in
-                    guard case .unkeyed(let ids) = record.value(at: path) ?? .unkeyed([]) else {
-                        throw KeyEncoding.Failure.unsupported("the link list is not a list")
-                    }
-                    return try ids.map(key(of:))
-                }
-            default: keys = nil
-            }
+            // A link's entry is its target's primary key, read from the record as the stored shape says.
+            let shape = shape(at: link.property.split(separator: ".").map(String.init))
+            let recomputes = (try? link.targetKeys(in: .keyed([]), shape: shape)) != nil
             return Derived(
-                database: link.database, keys: keys, isIndex: false, isUnique: false,
+                database: link.database,
+                keys: recomputes
+                    ? { record in try link.targetKeys(in: record, shape: shape)?.map { ($0, false) } ?? [] } : nil,
+                isIndex: false, isUnique: false,
                 targetRecords: link.allowsDangling || !models.contains { $0.name == link.target }
                     ? nil : DatabaseName.records(link.target),
                 isExclusive: link.isExclusive)

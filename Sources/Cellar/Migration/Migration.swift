@@ -90,10 +90,14 @@ public final class Migration {
             }
             return true
         }
-        for (key, record) in edited {
-            state.isTouched = true
-            if record.isDeleted || record.primaryKey != key { _ = try txn.delete(state.records, key: key) }
-            if !record.isDeleted { try put(record, in: state, replacing: record.primaryKey == key) }
+        // Re-keys apply as a whole: every record that moves or goes leaves first, so ids may shift by one
+        // (`set("id", to: id + 1)` on every record) without meeting themselves half-way.
+        if !edited.isEmpty { state.isTouched = true }
+        for (key, record) in edited where record.isDeleted || record.primaryKey != key {
+            _ = try txn.delete(state.records, key: key)
+        }
+        for (key, record) in edited where !record.isDeleted {
+            try put(record, in: state, replacing: record.primaryKey == key)
         }
     }
 

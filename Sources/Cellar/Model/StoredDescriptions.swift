@@ -93,3 +93,28 @@ extension StoredIndex {
             isMultiEntry: isMultiEntry, folding: folding)
     }
 }
+
+extension StoredLink {
+    /// The keys of the records a record links to through this link, read without the model's type from the record's
+    /// values and the link property's stored shape; `nil` when that shape is not a link or a list of links.
+    func targetKeys(in record: RecordValue, shape: ValueShape?) throws -> [[UInt8]]? {
+        let path = property.split(separator: ".").map(String.init)
+        // A link's stored form is its target's id, whose key is the target's primary key.
+        func key(of id: RecordValue) throws -> [UInt8] {
+            var key: [UInt8] = []
+            try id.appendKey(to: &key)
+            return key
+        }
+        switch shape {
+        case .link(target):
+            guard let id = record.value(at: path), id != .null else { return [] }
+            return [try key(of: id)]
+        case .list(.link(target)):
+            guard case .unkeyed(let ids) = record.value(at: path) ?? .unkeyed([]) else {
+                throw KeyEncoding.Failure.unsupported("the link list is not a list")
+            }
+            return try ids.map(key(of:))
+        default: return nil
+        }
+    }
+}

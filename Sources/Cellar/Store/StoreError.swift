@@ -130,7 +130,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible, Loca
                 + "the model's Schema, or set deleteStoreIfMigrationNeeded to start empty. An app extension opened with "
                 + "allowsMigration false gets this error until the app has opened the store."
         case .migrationFailed(let version, let reason):
-            "The migration to schema version \(version) failed: \(reason). Nothing was written: the store keeps its "
+            "The migration to schema version \(version) failed: \(reason.hasSuffix(".") ? String(reason.dropLast()) : reason). "
+                + "Nothing was written: the store keeps its "
                 + "previous version and opens with the previous models."
         case .schemaChangedElsewhere(let path):
             "Another process changed the schema of the store at \(path) (it migrated the store or changed its "

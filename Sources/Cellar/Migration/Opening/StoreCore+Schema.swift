@@ -67,6 +67,12 @@ extension StoreCore {
                 plan.filledFields, of: plan.name, declarations: try type.captured().declarations, migration: migration)
         }
         try migration.finish()
+        if let version = result.migratedTo,
+            let dangling = try danglingLink(
+                after: migration.touchedModels, schemas: plans.map(\.schema), in: txn)
+        {
+            throw StoreError.migrationFailed(version: version, reason: dangling)
+        }
         let versionChanged = opening.storedVersion.map { $0 != configuration.schemaVersion } ?? false
         for (plan, type) in zip(plans, configuration.models)
         where plan.recordCount > 0 && (plan.checksRecords || (versionChanged && plan.schema.holdsOpaque)) {
@@ -338,8 +344,14 @@ extension StoreCore {
         try migration.txn.put(meta, key: key, value: withUnsafeBytes(of: (largest + 1).littleEndian, Array.init))
     }
 
+    /// A step's error in words for `migrationFailed`: a duplicate id is said as a migration makes it (a record
+    /// created, inserted or re-keyed onto an id another record keeps), not with the advice for a write.
     private static func describe(_ error: any Error) -> String {
-        String(describing: error)
+        if case StoreError.duplicatePrimaryKey(let model, let id) = error {
+            return "the step would leave two \(model) records with id \(id): a record it created, inserted or re-keyed "
+                + "takes an id another record keeps"
+        }
+        return String(describing: error)
     }
 }
 
