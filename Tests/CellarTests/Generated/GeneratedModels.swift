@@ -157,3 +157,27 @@ extension EncodedInExtension {
         try container.encode(name.uppercased(), forKey: .name)
     }
 }
+
+/// The cross-feature suite's owner: generated code, an index, a cascading owned list of pets of a plain `Codable`
+/// model whose properties are of the kinds capture must not decode from placeholders.
+@Record
+struct CrossOwner: Model, Equatable {
+    var id: Int64 = 0
+    var name: String
+    var pets: [Link<CrossPet>] = []
+    static let schema = Schema<CrossOwner>(
+        autoIncrement: true, indexes: [.unique(\.name)], links: [.link(\.pets, deleteRule: .cascade, ownsTargets: true)]
+    )
+}
+
+struct CrossPet: Model, Equatable {
+    var id: String
+    var age: Int
+    var shape: PropertyTypes.Shape
+    var zone: TimeZone
+    var flavours: [PropertyTypes.Flavour: Bool]
+    var huge: Int128
+    var tags: [String]
+    var note: String?
+    static let schema = Schema<CrossPet>(indexes: [.index(\.age), .index(\.tags)])
+}
