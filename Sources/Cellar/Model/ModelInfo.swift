@@ -19,14 +19,17 @@ final class ModelInfo: Sendable {
     /// The Swift type registered for the model: the one `operations` decodes records as.
     let type: ObjectIdentifier
     private let committedDictionary: Mutex<KeyDictionary>
-    /// Set once a write compared the record the model's generated code writes with the one `Codable` writes.
-    let generatedCodeChecked = Atomic<Bool>(false)
+    /// Set once a write compared the record the model's generated code writes with the one `Codable` writes, and
+    /// from the start for a model without generated code: the check costs one load on every other write.
+    let generatedCodeChecked: Atomic<Bool>
 
     init(
         name: String, records: Database, indexes: [Database], links: [LinkInfo], signature: [String],
-        numbersIDs: Bool, operations: ModelOperations, type: ObjectIdentifier, dictionary: KeyDictionary
+        numbersIDs: Bool, operations: ModelOperations, type: ObjectIdentifier, hasGeneratedCode: Bool,
+        dictionary: KeyDictionary
     ) {
         self.type = type
+        self.generatedCodeChecked = Atomic(!hasGeneratedCode)
         self.name = name
         self.records = records
         self.indexes = indexes

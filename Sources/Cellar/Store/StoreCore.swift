@@ -370,7 +370,7 @@ final class StoreCore: Sendable {
                 LinkInfo(pair.0, model: name, position: position, database: pair.1)
             },
             signature: signature, numbersIDs: schema.sequence != nil, operations: ModelOperations(M.self),
-            type: ObjectIdentifier(M.self), dictionary: dictionary)
+            type: ObjectIdentifier(M.self), hasGeneratedCode: M._recordKeys != nil, dictionary: dictionary)
     }
 
     /// The databases of a model in a read-only store, which has every one of them: its schema matched the stored one.

@@ -431,7 +431,7 @@ public final class WriteTransaction: ReadScope {
         } catch {
             throw .encodingFailed(model: state.info.name, reason: describeEncodingFailure(error))
         }
-        if !state.info.generatedCodeChecked.load(ordering: .relaxed), M._recordKeys != nil {
+        if !state.info.generatedCodeChecked.load(ordering: .relaxed) {
             try checkGeneratedCode(value, writes: record, state: state)
         }
         if unlessUnchanged, state.encoder.addedNames.isEmpty {
@@ -503,8 +503,32 @@ public final class WriteTransaction: ReadScope {
             numberID: M.schema.sequence.map { sequence in
                 // `Int64` and `Int` ids, the usual ones, read and set as the number they are: the mapping's
                 // closures are generic over the id type, unspecialized, and cost a thousand instructions an insert.
-                if M.ID.self == Int64.self { return Self.numberID(M.self, as: Int64.self) }
-                if M.ID.self == Int.self { return Self.numberID(M.self, as: Int.self) }
+                if M.ID.self == Int64.self {
+                    return { record, next in
+                        let value = record.assumingMemoryBound(to: M.self)
+                        let id = unsafeBitCast(value.pointee.id, to: Int64.self)
+                        if id == 0 {
+                            guard next < .max else { return nil }
+                            value.pointee.id = unsafeBitCast(next, to: M.ID.self)
+                            return next + 1
+                        }
+                        return id < next ? next : id < .max ? id + 1 : nil
+                    }
+                }
+                if M.ID.self == Int.self {
+                    // Converted, never reinterpreted: an `Int` of 32 bits runs out at its own largest value.
+                    return { record, next in
+                        let value = record.assumingMemoryBound(to: M.self)
+                        let id = Int64(unsafeBitCast(value.pointee.id, to: Int.self))
+                        let largest = Int64(Int.max)
+                        if id == 0 {
+                            guard next < largest, let assigned = Int(exactly: next) else { return nil }
+                            value.pointee.id = unsafeBitCast(assigned, to: M.ID.self)
+                            return next + 1
+                        }
+                        return id < next ? next : id < largest ? id + 1 : nil
+                    }
+                }
                 return { record, next in
                     let value = record.assumingMemoryBound(to: M.self)
                     if sequence.isUnset(value.pointee.id) {
@@ -554,24 +578,6 @@ public final class WriteTransaction: ReadScope {
                     "the record its @Record code writes differs from the one its Codable conformance writes"))
         }
         state.info.generatedCodeChecked.store(true, ordering: .relaxed)
-    }
-
-    /// Numbers the id of a record of `M`, whose id type is `I` (checked by the caller), from `next`: converted, never
-    /// reinterpreted, so an `Int` of 32 bits runs out at its own largest value.
-    private static func numberID<M: Model, I: FixedWidthInteger>(_: M.Type, as _: I.Type)
-        -> (UnsafeMutableRawPointer, Int64) -> Int64?
-    {
-        let largest = Int64(clamping: I.max)
-        return { record, next in
-            let value = record.assumingMemoryBound(to: M.self)
-            let id = Int64(clamping: unsafeBitCast(value.pointee.id, to: I.self))
-            if id == 0 {
-                guard next < largest, let assigned = I(exactly: next) else { return nil }
-                value.pointee.id = unsafeBitCast(assigned, to: M.ID.self)
-                return next + 1
-            }
-            return id < next ? next : id < largest ? id + 1 : nil
-        }
     }
 
     /// Writes what the transaction kept in memory (sequence values, the change log) before the commit.
