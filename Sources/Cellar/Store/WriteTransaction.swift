@@ -390,7 +390,7 @@ public final class WriteTransaction: ReadScope {
             }
         }
         if !plan.linkChanges.isEmpty { try applyLinks(plan.linkChanges, primaryKey: primaryKey, state: state) }
-        unlinkedOwned.append(contentsOf: plan.unlinkedOwned)
+        if !plan.unlinkedOwned.isEmpty { unlinkedOwned.append(contentsOf: plan.unlinkedOwned) }
     }
 
     /// Logs a change for observers, until the model's log is "changed wholesale": then there is nothing to add.
