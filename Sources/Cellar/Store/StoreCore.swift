@@ -41,7 +41,7 @@ final class StoreCore: Sendable {
         self.changeLog = databases.changeLog
         self.registryKey = registryKey
         self.modelsByName = Mutex([:])
-        self.commits = CommitSignal()
+        self.commits = CommitSignal(after: environment.info.lastTransactionID)
         self.writerQueue = DispatchQueue(label: "Cellar writer \(directory.path)", qos: .userInitiated)
         writerQueue.setSpecific(key: Self.writerQueueKey, value: ())
         readOtherProcessesCommits()
