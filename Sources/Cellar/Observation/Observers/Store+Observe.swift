@@ -46,22 +46,25 @@ extension Store {
         _ sequence: S, to handler: @escaping @Sendable (Result<S.Element, any Error>) -> Void,
         submittingTo submit: @escaping @Sendable (_ delivery: @escaping @Sendable () -> Void) -> Void
     ) -> ObservationToken where S.Element: Sendable {
-        ObservationToken(
+        // Checked in each delivery, on the delivery queue: a delivery submitted before `cancel()` and run after it
+        // calls nothing.
+        let cancellation = ObservationToken.Cancellation()
+        return ObservationToken(
             task: Task.detached {
                 do {
                     for try await change in sequence {
                         guard !Task.isCancelled else { return }
                         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
                             submit {
-                                handler(.success(change))
+                                if !cancellation.isCancelled { handler(.success(change)) }
                                 done.resume()
                             }
                         }
                     }
                 } catch {
                     guard !Task.isCancelled else { return }
-                    submit { handler(.failure(error)) }
+                    submit { if !cancellation.isCancelled { handler(.failure(error)) } }
                 }
-            })
+            }, cancellation: cancellation)
     }
 }
