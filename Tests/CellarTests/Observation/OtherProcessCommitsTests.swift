@@ -59,29 +59,42 @@ struct OtherProcessCommitsTests {
         helper.standardInput = input
         helper.standardOutput = output
         try helper.run()
-        var printed = ""
+        var printed = Self.lines(of: output.fileHandleForReading).makeAsyncIterator()
         for round in 1...looking.rounds {
             // Disturbed while the other process commits, and for a while after.
             disturbance.go(Int.max)
             try input.fileHandleForWriting.write(contentsOf: Data("insert\n".utf8))
-            while !printed.hasSuffix("\n") {
-                let data = output.fileHandleForReading.availableData
-                try #require(!data.isEmpty, "the helper ended")
-                printed += String(decoding: data, as: UTF8.self)
-            }
-            let id = try #require(Int64(printed.dropLast()), "the helper printed \(printed)")
-            printed = ""
+            let id = try #require(await printed.next().flatMap { Int64($0) }, "the helper printed no id")
             disturbance.go(50)
-            // Generous: the poll alone looks every 50 ms, and a busy machine may take seconds.
-            let seen = await arrives(within: .seconds(10)) { (delivered.withLock { $0 } ?? 0) >= id }
+            // Generous: the poll alone looks every 50 ms, and a busy machine may not run the observer for seconds.
+            let seen = await arrives(within: .seconds(30)) { (delivered.withLock { $0 } ?? 0) >= id }
             guard seen else {
                 Issue.record("round \(round): ticket \(id), committed by the other process, never reached the observer")
                 break
             }
         }
         try input.fileHandleForWriting.close()
+        while await printed.next() != nil {}
         helper.waitUntilExit()
         #expect(helper.terminationStatus == 0)
+    }
+
+    /// The lines read from `file` until it ends, read on a thread of their own: no task of the cooperative pool, which
+    /// the observer needs, waits for the other process.
+    static func lines(of file: FileHandle) -> AsyncStream<String> {
+        let (lines, continuation) = AsyncStream<String>.makeStream()
+        Thread {
+            var pending = Data()
+            while case let data = file.availableData, !data.isEmpty {
+                pending += data
+                while let end = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    continuation.yield(String(decoding: pending[pending.startIndex..<end], as: UTF8.self))
+                    pending = Data(pending[(end + 1)...])
+                }
+            }
+            continuation.finish()
+        }.start()
+        return lines
     }
 
     /// What this process does meanwhile, on a thread of its own, when told how many times.
