@@ -17,6 +17,9 @@
 //                                                 outcome on a line
 //   cellar-test-helper hold <folder>              open the store and read it, print "open", and keep it open until
 //                                                 stdin closes
+//   cellar-test-helper insert-on-request <folder>  for each line read from stdin, insert one ticket in its own
+//                                                 transaction (no fsync) and print its id once committed; exit at
+//                                                 the end of stdin
 //   cellar-test-helper slow-observers <folder>    commit 10,000 one-ticket updates while one observer pulls every
 //                                                 50 ms and a callback's handler blocks; print "heap <bytes in use
 //                                                 after 1,000 commits> <after 10,000> <deliveries>"
@@ -217,6 +220,18 @@ case (3, "hold"):
         FileHandle.standardOutput.write(Data("open\n".utf8))
         while readLine() != nil {}
         withExtendedLifetime(store) {}
+    } catch {
+        fail("\(error)")
+    }
+case (3, "insert-on-request"):
+    do {
+        let store = try Store(
+            at: URL(fileURLWithPath: arguments[2]), configuration: .init(models: [Ticket.self], durability: .none))
+        while readLine() != nil {
+            let id = try store.write { tx in try tx.insert(Ticket(writer: "helper")).id }
+            // Unbuffered: a line the test reads is a commit that returned.
+            FileHandle.standardOutput.write(Data("\(id)\n".utf8))
+        }
     } catch {
         fail("\(error)")
     }

@@ -41,13 +41,19 @@ final class StoreCore: Sendable {
         self.changeLog = databases.changeLog
         self.registryKey = registryKey
         self.modelsByName = Mutex([:])
-        self.commits = CommitSignal()
+        self.commits = CommitSignal(after: environment.info.lastTransactionID)
         self.writerQueue = DispatchQueue(label: "Cellar writer \(directory.path)", qos: .userInitiated)
         writerQueue.setSpecific(key: Self.writerQueueKey, value: ())
+        readOtherProcessesCommits()
+    }
+
+    /// Lets `commits` read what other processes commit, watching `data.mdb` for their writes unless
+    /// `watchingTheFile` is `false`: then only the poll looks (the tests of the poll alone ask for that before anyone
+    /// observes).
+    func readOtherProcessesCommits(watchingTheFile: Bool = true) {
+        let file = watchingTheFile ? directory.appendingPathComponent("data.mdb").path : nil
         // Held weakly: while a look reads, the store (and so its open environment) is alive.
-        commits.readCommits(watching: directory.appendingPathComponent("data.mdb").path) { [weak self] after in
-            self?.committed(after: after) ?? (0, [])
-        }
+        commits.readCommits(watching: file) { [weak self] after in self?.committed(after: after) ?? (0, []) }
     }
 
     /// Marks the writer queue, so code (and tests) can tell whether they run on it.

@@ -42,4 +42,26 @@ struct ChangeLogTests {
         #expect(change.insertions == Array(0..<count) && change.insertedIDs.count == count)
         #expect(changes.queryRuns == 2, "a wholesale change is read by running the query")
     }
+
+    struct Counter: Model, Equatable {
+        var id: Int
+        var count: Int
+    }
+
+    @Test func aBulkWriteModifiesOnlyTheObservedRecordsWhoseBytesChanged() async throws {
+        let folder = TemporaryFolder()
+        let store = try folder.store([Counter.self])
+        let count = ChangeLog.keyLimit + 200
+        try await store.write { tx in for id in 1...count { try tx.insert(Counter(id: id, count: 0)) } }
+        var changes = store.changes(of: store.objects(Counter.self).where(\.id <= 10)).makeAsyncIterator()
+        _ = try await changes.next()
+        // Counters 6 and up change: more than the log lists, so it says "Counter changed wholesale".
+        try await store.write { tx in for id in 6...count { try tx.update(Counter(id: id, count: 1)) } }
+        let change = try #require(try await changes.next())
+        #expect(changes.queryRuns == 2, "the query ran again")
+        #expect(change.results.map(\.count) == [0, 0, 0, 0, 0, 1, 1, 1, 1, 1])
+        #expect(change.modifications == [5, 6, 7, 8, 9] && change.modificationsInNewResults == [5, 6, 7, 8, 9])
+        #expect(change.modifiedIDs == [6, 7, 8, 9, 10], "counters 1 to 5 kept their bytes")
+        #expect(change.insertions.isEmpty && change.deletions.isEmpty)
+    }
 }

@@ -32,6 +32,14 @@ struct CommitSignalTests {
 
     func stillWaiting(_ task: Task<Void, Never>) async -> Bool { await !ended(task, within: .milliseconds(100)) }
 
+    /// Whether `count` waiters wait on `signal` within ten seconds; returns as soon as they do.
+    func waiting(_ count: Int, on signal: CommitSignal) async -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(10)
+        while signal.waiting != count, clock.now < deadline { try? await Task.sleep(for: .milliseconds(1)) }
+        return signal.waiting == count
+    }
+
     @Test func aCommitWakesOnlyTheWaitersOfTheModelsItChanged() async {
         // An hour between polls: only notifications wake anyone here.
         let signal = CommitSignal(pollInterval: .seconds(3_600))
@@ -53,8 +61,64 @@ struct CommitSignalTests {
         #expect(await stillWaiting(waiter(signal, beyond: 4, reading: ["Cat"])))
     }
 
+    /// A change log for the signal to read as a store's `committed(after:)` does: the models each version changed.
+    final class Log: Sendable {
+        /// The models of versions 1, 2, …
+        private let versions: Mutex<[Set<String>]>
+        /// The version after which each read began.
+        let readsAfter = Mutex<[UInt64]>([])
+
+        init(versions: Int) { self.versions = Mutex(Array(repeating: [], count: versions)) }
+
+        /// Commits a version changing `models` and returns it.
+        @discardableResult
+        func commit(_ models: Set<String>) -> UInt64 {
+            versions.withLock { versions in
+                versions.append(models)
+                return UInt64(versions.count)
+            }
+        }
+
+        func read(after: UInt64) -> (version: UInt64, models: Set<String>?) {
+            readsAfter.withLock { $0.append(after) }
+            return versions.withLock { versions in
+                (UInt64(versions.count), versions.dropFirst(Int(after)).reduce(into: []) { $0.formUnion($1) })
+            }
+        }
+    }
+
+    @Test func aCommitOfAnotherProcessIsNotLostBehindAnOwnCommitToAnotherModel() async {
+        let log = Log(versions: 7)
+        let signal = CommitSignal(after: 7, pollInterval: .seconds(3_600))
+        signal.readCommits(watching: nil, with: log.read)
+        let dogs = waiter(signal, beyond: 7, reading: ["Dog"])
+        #expect(await waiting(1, on: signal))
+        signal.notify(version: log.commit(["Cat"]), models: ["Cat"])  // this process, version 8
+        log.commit(["Dog"])  // another process, version 9: no one has read its log yet
+        signal.notify(version: log.commit(["Cat"]), models: ["Cat"])  // this process, version 10
+        signal.lookForCommits()  // checkForChanges(), the watch or the poll
+        #expect(await ended(dogs), "the look read the log past the own commits")
+        #expect(log.readsAfter.withLock { $0 } == [8], "from the last version seen: the own commit that followed 7")
+    }
+
+    @Test func aCommitOfAnotherProcessIsNotLostBehindAWaiterArrivingLater() async {
+        let log = Log(versions: 7)
+        let signal = CommitSignal(after: 7, pollInterval: .seconds(3_600))
+        signal.readCommits(watching: nil, with: log.read)
+        let dogs = waiter(signal, beyond: 7, reading: ["Dog"])
+        #expect(await waiting(1, on: signal))
+        log.commit(["Dog"])  // another process, version 8
+        // An observer of cats reads version 8 (no cat changed) and waits beyond it before anyone looked.
+        let cats = waiter(signal, beyond: 8, reading: ["Cat"])
+        #expect(await waiting(2, on: signal))
+        signal.lookForCommits()
+        #expect(await ended(dogs), "a waiter has read the store, not the log: it does not make version 8 known")
+        #expect(await stillWaiting(cats))
+        cats.cancel()
+    }
+
     @Test func thePollWakesEveryoneWhenAnotherProcessCommittedWhatTheLogCannotSay() async {
-        let signal = CommitSignal(pollInterval: .milliseconds(10))
+        let signal = CommitSignal(after: 7, pollInterval: .milliseconds(10))
         let newest = Atomic<UInt64>(7)
         signal.readCommits(watching: nil) { _ in (newest.load(ordering: .relaxed), nil) }
         let cats = waiter(signal, beyond: 7, reading: ["Cat"])
@@ -69,7 +133,7 @@ struct CommitSignalTests {
         let file = folder.url.appendingPathComponent("data.mdb")
         try Data().write(to: file)
         // An hour between polls: only the watch can wake anyone.
-        let signal = CommitSignal(pollInterval: .seconds(3_600), safetyInterval: .seconds(3_600))
+        let signal = CommitSignal(after: 7, pollInterval: .seconds(3_600), safetyInterval: .seconds(3_600))
         let newest = Atomic<UInt64>(7)
         signal.readCommits(watching: file.path) { _ in (newest.load(ordering: .relaxed), ["Cat"]) }
         let cats = waiter(signal, beyond: 7, reading: ["Cat"])
@@ -94,7 +158,7 @@ struct CommitSignalTests {
         let folder = TemporaryFolder()
         let file = folder.url.appendingPathComponent("data.mdb")
         try Data().write(to: file)
-        let signal = CommitSignal(pollInterval: .seconds(3_600), safetyInterval: .seconds(3_600))
+        let signal = CommitSignal(after: 7, pollInterval: .seconds(3_600), safetyInterval: .seconds(3_600))
         // Another process committed version 8 after this waiter read 7, before any watch existed: no write will come.
         signal.readCommits(watching: file.path) { _ in (8, ["Cat"]) }
         #expect(await ended(waiter(signal, beyond: 7, reading: ["Cat"])))

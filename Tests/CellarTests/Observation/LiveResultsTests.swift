@@ -35,6 +35,42 @@ struct LiveResultsTests {
         #expect(await received.next() == ["cancelled"])
     }
 
+    @Test func aDeliveryQueuedBeforeTheTokenWasCancelledOnItsQueueDoesNotCallTheHandler() async throws {
+        let store = try folder.store([Dog.self])
+        let queue = DispatchQueue(label: "observer")
+        // Deliveries wait here until the test puts them on the queue.
+        let submitted = Mutex<[@Sendable () -> Void]>([])
+        let handled = Mutex<[[String]]>([])
+        let token = Store.deliver(store.changes(of: store.objects(Dog.self))) { change in
+            dispatchPrecondition(condition: .onQueue(queue))
+            if case .success(let change) = change { handled.withLock { $0.append(change.results.map(\.name)) } }
+        } submittingTo: { delivery in
+            submitted.withLock { $0.append(delivery) }
+        }
+        /// The next delivery, once the observation has submitted it (within ten seconds).
+        func nextDelivery() async throws -> @Sendable () -> Void {
+            let clock = ContinuousClock()
+            let deadline = clock.now + .seconds(10)
+            while clock.now < deadline {
+                if let delivery = submitted.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { return delivery }
+                try await Task.sleep(for: .milliseconds(1))
+            }
+            return try #require(submitted.withLock { $0.isEmpty ? nil : $0.removeFirst() }, "no delivery came")
+        }
+        queue.async(execute: try await nextDelivery())
+        queue.sync {}
+        #expect(handled.withLock { $0 } == [[]])
+
+        try await store.write { tx in try tx.insert(Dog(id: "1", name: "Taro")) }
+        let queued = try await nextDelivery()
+        // The token is cancelled on the delivery queue while the delivery waits behind: cancel() has returned when
+        // the delivery runs.
+        queue.async { token.cancel() }
+        queue.async(execute: queued)
+        queue.sync {}
+        #expect(handled.withLock { $0 } == [[]], "the handler is not called after cancel() returned")
+    }
+
     @Test @MainActor func aConsumerOnTheMainActorDoesNotRunTheQueryThere() async throws {
         let store = try folder.store([Dog.self])
         try await store.write { tx in try tx.insert(Dog(id: "1", name: "Taro")) }

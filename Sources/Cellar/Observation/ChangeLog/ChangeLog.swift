@@ -77,6 +77,9 @@ struct ChangedRecords: Sendable {
     /// The keys of `model` that changed; `nil` when it changed wholesale (or not at all: ask `touches` first).
     func keys(of model: String) -> Set<KeyBytes>? { byModel[model] ?? nil }
 
+    /// Whether `model` changed wholesale: too many of its records for the log to list.
+    func changedWholesale(_ model: String) -> Bool { byModel[model].map { $0 == nil } ?? false }
+
     /// Whether the record of `model` with `key` may have changed: it is listed, or its model changed wholesale.
     func mayHaveChanged(_ key: KeyBytes, of model: String) -> Bool {
         guard let changed = byModel[model] else { return false }

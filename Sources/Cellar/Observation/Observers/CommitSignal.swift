@@ -6,8 +6,12 @@ import Synchronization
 /// A commit of this process wakes only the waiters that read a model it changed. Commits of other processes are
 /// looked for while anyone waits: on Linux as soon as they write the file (`FileWriteWatch`), with a poll every
 /// `safetyInterval` in case a write goes unseen; elsewhere every `pollInterval`. A look reads the newest version
-/// (LMDB's meta page, about a microsecond) and, when one this process did not know appeared, the change log of the
-/// versions in between, and wakes the waiters of the models they changed.
+/// (LMDB's meta page, about a microsecond) and, when it is past the last version whose change log was read, the log of
+/// the versions in between, and wakes the waiters of the models they changed.
+///
+/// No version counts as known unless its log was read or it was notified: this process's commits move the known
+/// version only when they follow it (a commit of another process in between has a log no one read yet), and waiters
+/// never move it (they read the store, not the log for the others).
 final class CommitSignal: Sendable {
     /// What was committed after a version: the newest version, and the models changed since (`nil`: unknown).
     typealias CommitReader = @Sendable (_ after: UInt64) -> (version: UInt64, models: Set<String>?)
@@ -23,8 +27,9 @@ final class CommitSignal: Sendable {
         var latest: UInt64 = 0
         /// The newest version that changed each model, so that a waiter arriving just after a commit still sees it.
         var latestByModel: [String: UInt64] = [:]
-        /// The newest version this process knows of, its own commits included: the poll looks for newer ones.
-        var known: UInt64 = 0
+        /// The version up to which every commit was seen: read in the change log by a look, or this process's own
+        /// and notified in turn. A look reads the log after it.
+        var known: UInt64
         var isPolling = false
         /// The watch of the store's file, while the poll runs and the system offers one.
         var watch: FileWriteWatch?
@@ -40,7 +45,7 @@ final class CommitSignal: Sendable {
         }
     }
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     /// Reads what any process committed; set by the store once it is open.
     private let reader = Mutex<CommitReader>({ _ in (0, []) })
     /// The file whose writes announce commits (`data.mdb`).
@@ -49,7 +54,11 @@ final class CommitSignal: Sendable {
     let pollInterval: Duration
     let safetyInterval: Duration
 
-    init(pollInterval: Duration = .milliseconds(50), safetyInterval: Duration = .seconds(1)) {
+    /// A signal that has seen every commit up to `version`: the store's newest when it opens, which every waiter,
+    /// having read the store since, has seen too.
+    init(after version: UInt64 = 0, pollInterval: Duration = .milliseconds(50), safetyInterval: Duration = .seconds(1))
+    {
+        self.state = Mutex(State(known: version))
         self.pollInterval = pollInterval
         self.safetyInterval = safetyInterval
     }
@@ -64,20 +73,34 @@ final class CommitSignal: Sendable {
     /// Whether commits are seen as they are written rather than by the poll.
     var isWatching: Bool { state.withLock { $0.watch != nil } }
 
-    /// Reads what was committed since the newest version this process knows of, and wakes the waiters of what
-    /// changed: how commits of other processes are found. Own commits seen here are harmless: their waiters wake a
-    /// little early, once.
+    /// How many wait.
+    var waiting: Int { state.withLock { $0.waiters.count } }
+
+    /// Reads the change log after the last version seen, up to the newest, and wakes the waiters of the models it
+    /// names (everyone when the log no longer reaches back that far): how commits of other processes are found. Own
+    /// commits read here again are harmless: their waiters wake once more, find nothing new and wait again.
     func lookForCommits() {
         let known = state.withLock { $0.known }
         let found = reader.withLock { $0 }(known)
-        if found.version > known { notify(version: found.version, models: found.models) }
+        guard found.version > known else { return }
+        // Every version up to `known` was seen before this look, and it read the rest up to `found.version`.
+        wake(version: found.version, models: found.models) { $0 = Swift.max($0, found.version) }
     }
 
-    /// Records that `version` was committed, changing `models` (`nil`: unknown, any), and wakes the waiters that
-    /// read them.
+    /// Records that this process committed `version`, changing `models` (`nil`: unknown, any), and wakes the waiters
+    /// that read them.
     func notify(version: UInt64, models: Set<String>? = nil) {
+        wake(version: version, models: models) { known in
+            // Past a gap, the versions in between are another process's: the next look reads them.
+            if version == known + 1 { known = version }
+        }
+    }
+
+    /// Wakes the waiters of `models` (`nil`: everyone) for `version`, moving the known version as `advance` says in the
+    /// same step.
+    private func wake(version: UInt64, models: Set<String>?, advance: (inout UInt64) -> Void) {
         let woken = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.known = Swift.max(state.known, version)
+            advance(&state.known)
             if let models {
                 for model in models { state.latestByModel[model] = Swift.max(state.latestByModel[model] ?? 0, version) }
             } else {
@@ -108,7 +131,6 @@ final class CommitSignal: Sendable {
                     guard state.latest <= version, !missed, !Task.isCancelled else { return (true, false) }
                     state.waiters[id] = Waiter(models: models, continuation: continuation)
                     for model in models { state.waitersByModel[model, default: []].insert(id) }
-                    state.known = Swift.max(state.known, version)
                     defer { state.isPolling = true }
                     return (false, !state.isPolling)
                 }

@@ -37,22 +37,34 @@ extension Store {
     private static func deliver<S: AsyncSequence & Sendable>(
         _ sequence: S, on queue: DispatchQueue, to handler: @escaping @Sendable (Result<S.Element, any Error>) -> Void
     ) -> ObservationToken where S.Element: Sendable {
-        ObservationToken(
+        deliver(sequence, to: handler) { delivery in queue.async(execute: delivery) }
+    }
+
+    /// Calls `handler` with each element of `sequence` in a delivery that `submit` runs on the delivery queue
+    /// (`queue.async`; a test's own queue).
+    static func deliver<S: AsyncSequence & Sendable>(
+        _ sequence: S, to handler: @escaping @Sendable (Result<S.Element, any Error>) -> Void,
+        submittingTo submit: @escaping @Sendable (_ delivery: @escaping @Sendable () -> Void) -> Void
+    ) -> ObservationToken where S.Element: Sendable {
+        // Checked in each delivery, on the delivery queue: a delivery submitted before `cancel()` and run after it
+        // calls nothing.
+        let cancellation = ObservationToken.Cancellation()
+        return ObservationToken(
             task: Task.detached {
                 do {
                     for try await change in sequence {
                         guard !Task.isCancelled else { return }
                         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                            queue.async {
-                                handler(.success(change))
+                            submit {
+                                if !cancellation.isCancelled { handler(.success(change)) }
                                 done.resume()
                             }
                         }
                     }
                 } catch {
                     guard !Task.isCancelled else { return }
-                    queue.async { handler(.failure(error)) }
+                    submit { if !cancellation.isCancelled { handler(.failure(error)) } }
                 }
-            })
+            }, cancellation: cancellation)
     }
 }

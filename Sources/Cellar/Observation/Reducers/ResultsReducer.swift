@@ -77,10 +77,16 @@ struct ResultsReducer<M: Model> {
         let new = Results(try query.execute(in: snapshot, info: info), version: version, query: query)
         queryRuns += 1
         recordsDecoded = new.count
+        // A model changed wholesale names no record: one in both results is modified only when its bytes changed.
+        let encoder =
+            changed?.changedWholesale(M.storedName) == true
+            ? RecordEncoder(dictionary: try snapshot.dictionary(for: info)) : nil
         let change = CollectionChange(
             from: results, oldKeys: try Self.primaryKeys(of: results), to: new, newKeys: try Self.primaryKeys(of: new),
             isChanged: { (key, old, new) in
-                changed?.mayHaveChanged(key, of: M.storedName) ?? true && properties.differ(old, new)
+                guard changed?.mayHaveChanged(key, of: M.storedName) ?? true else { return false }
+                if let encoder, Self.encodeAlike(old, new, encoder) { return false }
+                return properties.differ(old, new)
             })
         results = new
         order = Self.order(of: query, plan: plan)
@@ -327,6 +333,14 @@ struct ResultsReducer<M: Model> {
             if sorted[middle] < bound { low = middle + 1 } else { high = middle }
         }
         return low
+    }
+
+    /// Whether `old` and `new` encode to the same record bytes; `false` when either cannot be encoded.
+    private static func encodeAlike(_ old: M, _ new: M, _ encoder: RecordEncoder) -> Bool {
+        guard let before = try? encoder.encodeModel(old), let after = try? encoder.encodeModel(new) else {
+            return false
+        }
+        return before == after
     }
 
     private static func primaryKey(of value: M) throws(StoreError) -> [UInt8] {
