@@ -1,5 +1,4 @@
 import LMDB
-import Synchronization
 
 /// What a store keeps about one model: its databases and its key dictionary.
 final class ModelInfo: Sendable {
@@ -16,7 +15,7 @@ final class ModelInfo: Sendable {
     let numbersIDs: Bool
     /// What the relationship code does with this model's records without knowing its type.
     let operations: ModelOperations
-    private let committedDictionary: Mutex<KeyDictionary>
+    private let committedDictionary: Lock<KeyDictionary>
 
     init(
         name: String, records: Database, indexes: [Database], links: [LinkInfo], signature: [String],
@@ -29,7 +28,7 @@ final class ModelInfo: Sendable {
         self.signature = signature
         self.numbersIDs = numbersIDs
         self.operations = operations
-        self.committedDictionary = Mutex(dictionary)
+        self.committedDictionary = Lock(dictionary)
     }
 
     var dictionaryKey: [UInt8] { Array("keys/\(name)".utf8) }

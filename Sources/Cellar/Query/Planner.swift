@@ -1,6 +1,5 @@
 import Foundation
 import LMDB
-import Synchronization
 
 /// How a query reads its records, chosen from the schema's indexes.
 struct QueryPlan {
@@ -467,7 +466,7 @@ extension Query {
 /// Whether each key path a plan has met names its model's `id`. (`\M.id` names the protocol's requirement, a key path
 /// that never equals the model's own `\.id`, so the property's name tells; naming a key path costs about two
 /// microseconds, a lookup here a few dozen nanoseconds.)
-private let idKeyPaths = Mutex<[KnownKeyPath: Bool]>([:])
+private let idKeyPaths = Lock<[KnownKeyPath: Bool]>([:])
 
 /// A key path as a dictionary key shared across threads: key paths are immutable, only not declared `Sendable`.
 private struct KnownKeyPath: Hashable, @unchecked Sendable {

@@ -1,6 +1,5 @@
 import Foundation
 import LMDB
-import Synchronization
 
 /// What a `Snapshot` and a write `WriteTransaction` share: the reads of one version of the store, written once.
 ///
@@ -234,7 +233,7 @@ extension ReadScope {
         let chunkCount = ParallelDecoding.workers
         let chunkSize = (entries.count + chunkCount - 1) / chunkCount
         let shared = dictionary
-        let chunks = Mutex<[Int: Result<[M], any Error>]>([:])
+        let chunks = Lock<[Int: Result<[M], any Error>]>([:])
         entries.withUnsafeBufferPointer { all in
             let all = UncheckedSendable(all)
             DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in

@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 import Synchronization
 import Testing
 
@@ -15,7 +16,7 @@ struct CommitSignalTests {
     /// Whether `task` ended within `limit`; returns as soon as it has. Expecting an end, give it seconds (the machine
     /// may be busy); expecting none, a tenth of a second says it did not end at once.
     func ended(_ task: Task<Void, Never>, within limit: Duration = .seconds(10)) async -> Bool {
-        let done = Mutex(false)
+        let done = Lock(false)
         let watcher = Task {
             await task.value
             done.withLock { $0 = true }

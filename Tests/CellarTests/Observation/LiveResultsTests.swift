@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
+import LMDB
 import Observation
-import Synchronization
 import Testing
 
 @testable import Cellar
@@ -38,8 +38,8 @@ struct LiveResultsTests {
     @Test @MainActor func aConsumerOnTheMainActorDoesNotRunTheQueryThere() async throws {
         let store = try folder.store([Dog.self])
         try await store.write { tx in try tx.insert(Dog(id: "1", name: "Taro")) }
-        let onMain = Mutex(0)
-        let checked = Mutex(0)
+        let onMain = Lock(0)
+        let checked = Lock(0)
         // The closure runs wherever the query runs: once per record read, at the first delivery and at the next.
         let query = store.objects(Dog.self).filter { _ in
             checked.withLock { $0 += 1 }
