@@ -273,8 +273,7 @@ extension Query {
     {
         var dictionary = try context.dictionary(for: info)
         var failure: StoreError?
-        let values = [M](unsafeUninitializedCapacity: count) { buffer, initialized in
-            guard let base = buffer.baseAddress, count > 0 else { return }
+        let values = [M](initializingUpTo: count) { base, initialized in
             do throws(StoreError) {
                 try forEachCandidate(plan, in: context, info: info, prefilter: nil) {
                     (key, bytes) throws(StoreError) -> Bool in
