@@ -87,7 +87,7 @@ public final class Environment: @unchecked Sendable {
     /// Whether this thread is inside `write`: LMDB's writer lock is not reentrant, so a nested write would hang.
     private let writeHolds = ThreadCounter()
     /// Reset read transactions waiting to be renewed.
-    private let idleReaders = Mutex<[IdleReader]>([])
+    private let idleReaders = Lock<[IdleReader]>([])
     /// The data file's length when last found long enough for every page in use.
     private let checkedFileLength = Atomic<Int>(0)
     private let closed = Atomic<Bool>(false)
@@ -96,7 +96,7 @@ public final class Environment: @unchecked Sendable {
 
     /// The folders this process has an environment open in: LMDB's locks break when one process opens a file
     /// twice, so a second opening is refused instead.
-    static let openFolders = Mutex<Set<FolderIdentity>>([])
+    static let openFolders = Lock<Set<FolderIdentity>>([])
 
     struct FolderIdentity: Hashable {
         let device: UInt64

@@ -26,7 +26,6 @@
 import Cellar
 import Foundation
 import LMDB
-import Synchronization
 
 struct Ticket: Model {
     var id: Int64 = 0
@@ -242,7 +241,7 @@ case (3, "slow-observers"):
         try store.write { tx in for _ in 0..<100 { try tx.insert(Ticket(writer: "first")) } }
         let query = store.objects(Ticket.self).sorted(by: \.writer)
         let started = DispatchSemaphore(value: 0)
-        let deliveries = Mutex(0)
+        let deliveries = Lock(0)
         let consumer = Task.detached {
             for try await _ in store.changes(of: query) {
                 if deliveries.withLock({ count in

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import LMDB
 import Testing
 
 @testable import Cellar
@@ -81,7 +81,7 @@ struct ResultsTests {
             try store.write { tx in
                 for i in 0..<ParallelDecoding.minimumRecords * 2 { try tx.insert(Dog(name: "Dog \(i)", age: i % 20)) }
             }
-            let seen = Mutex(Set<UInt>())
+            let seen = Lock(Set<UInt>())
             // The filter runs where each record is decoded.
             let found = try store.objects(Dog.self).filter { _ in
                 seen.withLock { _ = $0.insert(UInt(bitPattern: Int(bitPattern: pthread_self()))) }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import LMDB
 import Testing
 
 @testable import Cellar
@@ -99,7 +99,7 @@ let longTorture = ProcessInfo.processInfo.environment["CELLAR_TORTURE"] == "long
 extension Thread {
     /// Runs `body` on a new thread and waits for its result: a second thread for a test that holds a read open.
     static func runAndWait<R: Sendable>(_ body: @escaping @Sendable () throws -> R) -> R? {
-        let result = Mutex<R?>(nil)
+        let result = Lock<R?>(nil)
         let done = DispatchSemaphore(value: 0)
         Thread {
             result.withLock { $0 = try? body() }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import LMDB
 
 /// The binary record format: self-describing, so any record can be read without its Swift type.
 ///
@@ -174,7 +174,7 @@ final class KeyDictionary: Sendable {
     let names: [String]
     let tags: [String: UInt32]
     /// For generated record code: per type, which of its fields each tag names. Made once per dictionary.
-    private let fieldTables = Mutex<[ObjectIdentifier: FieldTable]>([:])
+    private let fieldTables = Lock<[ObjectIdentifier: FieldTable]>([:])
 
     init(names: [String]) {
         self.names = names

@@ -18,7 +18,7 @@ final class ModelInfo: Sendable {
     let operations: ModelOperations
     /// The Swift type registered for the model: the one `operations` decodes records as.
     let type: ObjectIdentifier
-    private let committedDictionary: Mutex<KeyDictionary>
+    private let committedDictionary: Lock<KeyDictionary>
     /// Set once a write compared the record the model's generated code writes with the one `Codable` writes, and
     /// from the start for a model without generated code: the check costs one load on every other write.
     let generatedCodeChecked: Atomic<Bool>
@@ -37,7 +37,7 @@ final class ModelInfo: Sendable {
         self.signature = signature
         self.numbersIDs = numbersIDs
         self.operations = operations
-        self.committedDictionary = Mutex(dictionary)
+        self.committedDictionary = Lock(dictionary)
     }
 
     var dictionaryKey: [UInt8] { Array("keys/\(name)".utf8) }

@@ -43,9 +43,34 @@ final class DecodedValues<Value> {
     func moveToArray() -> [Value] {
         let moved = count
         count = 0
-        return [Value](unsafeUninitializedCapacity: moved) { buffer, initialized in
-            if let destination = buffer.baseAddress { destination.moveInitialize(from: base, count: moved) }
+        return [Value](initializingUpTo: moved) { destination, initialized in
+            destination.moveInitialize(from: base, count: moved)
             initialized = moved
+        }
+    }
+}
+
+extension Array {
+    /// An array of at most `capacity` elements that `initialize` writes in place from `start`, setting `count` to
+    /// how many it wrote; with no capacity, `[]` and `initialize` is not called.
+    ///
+    /// Every array made in place in Cellar is made here, not with `Array(unsafeUninitializedCapacity:)` itself:
+    /// given no capacity, the standard library's initializer stores the count into the one empty array that every
+    /// thread shares (`_swiftEmptyArrayStorage`), a write that races with any other thread doing the same (the
+    /// thread sanitizer reports it, as a race in the queries that found nothing).
+    @inline(__always)
+    init(
+        initializingUpTo capacity: Int,
+        with initialize: (_ start: UnsafeMutablePointer<Element>, _ count: inout Int) -> Void
+    ) {
+        guard capacity > 0 else {
+            self = []
+            return
+        }
+        self.init(unsafeUninitializedCapacity: capacity) { buffer, count in
+            // Storage for one element or more always has an address.
+            guard let start = buffer.baseAddress else { return }
+            initialize(start, &count)
         }
     }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import LMDB
-import Synchronization
 
 /// How a query reads its records, chosen from the schema's indexes.
 struct QueryPlan {
@@ -274,8 +273,7 @@ extension Query {
     {
         var dictionary = try context.dictionary(for: info)
         var failure: StoreError?
-        let values = [M](unsafeUninitializedCapacity: count) { buffer, initialized in
-            guard let base = buffer.baseAddress, count > 0 else { return }
+        let values = [M](initializingUpTo: count) { base, initialized in
             do throws(StoreError) {
                 try forEachCandidate(plan, in: context, info: info, prefilter: nil) {
                     (key, bytes) throws(StoreError) -> Bool in
@@ -329,7 +327,8 @@ extension Query {
     }
 
     /// Hands `body` each candidate record (primary key and bytes) in the plan's order until it returns `false`,
-    /// leaving out those `prefilter` shows cannot match.
+    /// leaving out those `prefilter` shows cannot match. Both buffers point into the map, never into memory of this
+    /// call: a caller may keep them (the in-memory sort keeps every candidate) until the read transaction ends.
     private func forEachCandidate(
         _ plan: QueryPlan, in context: ReadScope, info: ModelInfo, prefilter: BytesFilter?,
         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws(StoreError) -> Bool
@@ -389,21 +388,24 @@ extension Query {
                     for range in plan.isDescending ? ranges.reversed() : ranges {
                         let goOn = try txn.walk(info.indexes[position], range: range, descending: plan.isDescending) {
                             entry in
-                            let bytes = try Self.record(entry.value, info: info, in: records, context: context)
+                            let bytes = try Self.record(entry.value, info: info, in: records, context: context).value
                             return prefilter?.mayMatch(bytes) == false ? true : try body(entry.value, bytes)
                         }
                         if !goOn { return }
                     }
                 case .indexOrder(let position):
                     try txn.walk(info.indexes[position], descending: plan.isDescending) { entry in
-                        let bytes = try Self.record(entry.value, info: info, in: records, context: context)
+                        let bytes = try Self.record(entry.value, info: info, in: records, context: context).value
                         return prefilter?.mayMatch(bytes) == false ? true : try body(entry.value, bytes)
                     }
                 case .backlinks:
+                    // The key handed on is the record's own, in the map: `linking` is freed when this call returns,
+                    // and the candidates may be kept longer.
                     for key in linking {
                         let goOn = try key.withUnsafeBytes { key in
-                            let bytes = try Self.record(key, info: info, in: records, context: context)
-                            return prefilter?.mayMatch(bytes) == false ? true : try body(key, bytes)
+                            let record = try Self.record(key, info: info, in: records, context: context)
+                            return prefilter?.mayMatch(record.value) == false
+                                ? true : try body(record.key, record.value)
                         }
                         if !goOn { return }
                     }
@@ -412,11 +414,12 @@ extension Query {
         }
     }
 
+    /// The record whose primary key is `primaryKey`: its key and bytes as the map holds them.
     private static func record(
         _ primaryKey: UnsafeRawBufferPointer, info: ModelInfo, in records: Cursor, context: ReadScope
-    ) throws(StoreError) -> UnsafeRawBufferPointer {
-        let found: UnsafeRawBufferPointer?
-        do { found = try records.seek(to: primaryKey)?.value } catch { throw context.lmdbError(error, "read") }
+    ) throws(StoreError) -> Entry {
+        let found: Entry?
+        do { found = try records.seek(to: primaryKey) } catch { throw context.lmdbError(error, "read") }
         guard let found else {
             throw .corruptedFile(
                 path: context.store.core.path,
@@ -462,7 +465,7 @@ extension Query {
 /// Whether each key path a plan has met names its model's `id`. (`\M.id` names the protocol's requirement, a key path
 /// that never equals the model's own `\.id`, so the property's name tells; naming a key path costs about two
 /// microseconds, a lookup here a few dozen nanoseconds.)
-private let idKeyPaths = Mutex<[KnownKeyPath: Bool]>([:])
+private let idKeyPaths = Lock<[KnownKeyPath: Bool]>([:])
 
 /// A key path as a dictionary key shared across threads: key paths are immutable, only not declared `Sendable`.
 private struct KnownKeyPath: Hashable, @unchecked Sendable {

@@ -1,6 +1,5 @@
 import Foundation
 import LMDB
-import Synchronization
 
 /// What a `Snapshot` and a write `WriteTransaction` share: the reads of one version of the store, written once.
 ///
@@ -203,8 +202,7 @@ extension ReadScope {
         // Each value is moved into place in storage made once for all: appending to a generic array copies it
         // and checks the array's uniqueness, once per record.
         var failure: StoreError?
-        let values = [M](unsafeUninitializedCapacity: entries.count) { buffer, count in
-            guard let base = buffer.baseAddress else { return }
+        let values = [M](initializingUpTo: entries.count) { base, count in
             do throws(StoreError) {
                 for (key, value) in entries {
                     // Decoded in place, and dropped there if not kept: a value is never copied.
@@ -227,6 +225,10 @@ extension ReadScope {
     /// Decodes `entries` in one chunk per core. The entries point into pages of this transaction, which stay
     /// mapped and unchanged while it is open; workers never call into the transaction itself. A chunk that meets
     /// a key tag newer than `dictionary` is decoded again here, after the dictionary has been reloaded.
+    ///
+    /// No memory is written by two threads: the workers only read `entries` and `shared` (immutable but for its
+    /// field tables, behind their lock), each fills an array of its own, and hands it over under `chunks`' lock,
+    /// which this thread takes to read it once `concurrentPerform` has returned.
     private func decodeInParallel<M: Model>(
         _ type: M.Type, _ entries: [Entry], info: ModelInfo, dictionary: inout KeyDictionary,
         keeping keep: (@Sendable (M) -> Bool)?
@@ -234,7 +236,7 @@ extension ReadScope {
         let chunkCount = ParallelDecoding.workers
         let chunkSize = (entries.count + chunkCount - 1) / chunkCount
         let shared = dictionary
-        let chunks = Mutex<[Int: Result<[M], any Error>]>([:])
+        let chunks = Lock<[Int: Result<[M], any Error>]>([:])
         entries.withUnsafeBufferPointer { all in
             let all = UncheckedSendable(all)
             DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in

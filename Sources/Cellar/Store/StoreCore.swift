@@ -13,7 +13,7 @@ final class StoreCore: Sendable {
     /// `_changes`: each write transaction's change log, keyed by the version it created.
     let changeLog: Database
     /// Models by stored name, shared across `Store` values opened on this folder with different configurations.
-    private let modelsByName: Mutex<[String: ModelInfo]>
+    private let modelsByName: Lock<[String: ModelInfo]>
     /// The stored schema generation this process last saw; a commit by another process that raised it makes this
     /// process's models stale.
     let schemaGeneration = Atomic<UInt64>(0)
@@ -40,7 +40,7 @@ final class StoreCore: Sendable {
         self.meta = databases.meta
         self.changeLog = databases.changeLog
         self.registryKey = registryKey
-        self.modelsByName = Mutex([:])
+        self.modelsByName = Lock([:])
         self.commits = CommitSignal(after: environment.info.lastTransactionID)
         self.writerQueue = DispatchQueue(label: "Cellar writer \(directory.path)", qos: .userInitiated)
         writerQueue.setSpecific(key: Self.writerQueueKey, value: ())
@@ -91,7 +91,7 @@ final class StoreCore: Sendable {
 
     /// One open environment per folder. The core is held weakly, so the file closes with the last `Store`; the
     /// environment strongly, so that a core being released and a new one being opened share it.
-    private static let registry = Mutex<[String: RegistryEntry]>([:])
+    private static let registry = Lock<[String: RegistryEntry]>([:])
 
     private struct RegistryEntry: @unchecked Sendable {
         weak var core: StoreCore?

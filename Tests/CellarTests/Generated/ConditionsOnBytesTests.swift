@@ -1,12 +1,12 @@
 import CellarMacros
 import Foundation
-import Synchronization
+import LMDB
 import Testing
 
 @testable import Cellar
 
 /// How many `Tally` values were decoded: a record is decoded whole or not at all, so this counts records decoded.
-let tallyReads = Mutex(0)
+let tallyReads = Lock(0)
 
 /// A property whose reading is counted.
 struct Tally: RecordStorable, Equatable {

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import LMDB
 import Testing
 
 @testable import Cellar
@@ -24,7 +24,7 @@ struct ResetTests {
 
     @Test func deleteStoreIfMigrationNeededStartsEmptyAfterOnReset() throws {
         try fillVersion1()
-        let seen = Mutex<[String]>([])
+        let seen = Lock<[String]>([])
         var configuration = unmigrated()
         configuration.deleteStoreIfMigrationNeeded = true
         configuration.onReset = { reset in

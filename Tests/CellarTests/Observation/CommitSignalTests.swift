@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 import Synchronization
 import Testing
 
@@ -15,7 +16,7 @@ struct CommitSignalTests {
     /// Whether `task` ended within `limit`; returns as soon as it has. Expecting an end, give it seconds (the machine
     /// may be busy); expecting none, a tenth of a second says it did not end at once.
     func ended(_ task: Task<Void, Never>, within limit: Duration = .seconds(10)) async -> Bool {
-        let done = Mutex(false)
+        let done = Lock(false)
         let watcher = Task {
             await task.value
             done.withLock { $0 = true }
@@ -64,11 +65,11 @@ struct CommitSignalTests {
     /// A change log for the signal to read as a store's `committed(after:)` does: the models each version changed.
     final class Log: Sendable {
         /// The models of versions 1, 2, …
-        private let versions: Mutex<[Set<String>]>
+        private let versions: Lock<[Set<String>]>
         /// The version after which each read began.
-        let readsAfter = Mutex<[UInt64]>([])
+        let readsAfter = Lock<[UInt64]>([])
 
-        init(versions: Int) { self.versions = Mutex(Array(repeating: [], count: versions)) }
+        init(versions: Int) { self.versions = Lock(Array(repeating: [], count: versions)) }
 
         /// Commits a version changing `models` and returns it.
         @discardableResult

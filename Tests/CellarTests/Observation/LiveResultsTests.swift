@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
+import LMDB
 import Observation
-import Synchronization
 import Testing
 
 @testable import Cellar
@@ -39,8 +39,8 @@ struct LiveResultsTests {
         let store = try folder.store([Dog.self])
         let queue = DispatchQueue(label: "observer")
         // Deliveries wait here until the test puts them on the queue.
-        let submitted = Mutex<[@Sendable () -> Void]>([])
-        let handled = Mutex<[[String]]>([])
+        let submitted = Lock<[@Sendable () -> Void]>([])
+        let handled = Lock<[[String]]>([])
         let token = Store.deliver(store.changes(of: store.objects(Dog.self))) { change in
             dispatchPrecondition(condition: .onQueue(queue))
             if case .success(let change) = change { handled.withLock { $0.append(change.results.map(\.name)) } }
@@ -74,8 +74,8 @@ struct LiveResultsTests {
     @Test @MainActor func aConsumerOnTheMainActorDoesNotRunTheQueryThere() async throws {
         let store = try folder.store([Dog.self])
         try await store.write { tx in try tx.insert(Dog(id: "1", name: "Taro")) }
-        let onMain = Mutex(0)
-        let checked = Mutex(0)
+        let onMain = Lock(0)
+        let checked = Lock(0)
         // The closure runs wherever the query runs: once per record read, at the first delivery and at the next.
         let query = store.objects(Dog.self).filter { _ in
             checked.withLock { $0 += 1 }

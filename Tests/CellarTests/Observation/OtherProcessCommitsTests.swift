@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 import Synchronization
 import Testing
 
@@ -40,7 +41,7 @@ struct OtherProcessCommitsTests {
         if looking == .pollAlone { store.core.readOtherProcessesCommits(watchingTheFile: false) }
 
         // The observer of tickets: the newest id it has delivered (0 once its initial results are in).
-        let delivered = Mutex<Int64?>(nil)
+        let delivered = Lock<Int64?>(nil)
         let observer = Task.detached {
             for try await change in store.changes(of: store.objects(Ticket.self)) {
                 delivered.withLock { $0 = change.results.last?.id ?? 0 }

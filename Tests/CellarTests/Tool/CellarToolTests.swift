@@ -1,6 +1,5 @@
 import Foundation
 import LMDB
-import Synchronization
 import Testing
 
 @testable import Cellar
@@ -70,7 +69,7 @@ struct CellarToolTests {
         process.standardError = errors
         try process.run()
         // Read both pipes while it runs: a full pipe would stop it.
-        let errorText = Mutex("")
+        let errorText = Lock("")
         let errorReader = Thread { errorText.withLock { $0 = Self.text(errors) } }
         errorReader.start()
         let printed = Self.text(output)

@@ -1,6 +1,5 @@
 import Foundation
 import LMDB
-import Synchronization
 
 /// Opening's schema work: compare each registered model with the schema stored in `_meta`, then apply what may be
 /// applied (renames, defaults, migration steps) or say exactly why not.
@@ -414,7 +413,7 @@ extension Model {
 
 typealias CapturedSchema = (schema: ModelSchema, bytes: [UInt8], declarations: SchemaDeclarations)
 
-private let capturedSchemas = Mutex<[ObjectIdentifier: CapturedSchema]>([:])
+private let capturedSchemas = Lock<[ObjectIdentifier: CapturedSchema]>([:])
 
 extension ModelSchema {
     /// The stored form: JSON with sorted keys, so that equal schemas have equal bytes and `mdb_dump` shows them.

@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import LMDB
 
 /// Wakes the tasks waiting for a commit newer than the version they have seen.
 ///
@@ -45,11 +45,11 @@ final class CommitSignal: Sendable {
         }
     }
 
-    private let state: Mutex<State>
+    private let state: Lock<State>
     /// Reads what any process committed; set by the store once it is open.
-    private let reader = Mutex<CommitReader>({ _ in (0, []) })
+    private let reader = Lock<CommitReader>({ _ in (0, []) })
     /// The file whose writes announce commits (`data.mdb`).
-    private let watchedFile = Mutex<String?>(nil)
+    private let watchedFile = Lock<String?>(nil)
     private static let watchQueue = DispatchQueue(label: "Cellar commit watch")
     let pollInterval: Duration
     let safetyInterval: Duration
@@ -58,7 +58,7 @@ final class CommitSignal: Sendable {
     /// having read the store since, has seen too.
     init(after version: UInt64 = 0, pollInterval: Duration = .milliseconds(50), safetyInterval: Duration = .seconds(1))
     {
-        self.state = Mutex(State(known: version))
+        self.state = Lock(State(known: version))
         self.pollInterval = pollInterval
         self.safetyInterval = safetyInterval
     }
