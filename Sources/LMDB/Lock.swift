@@ -11,7 +11,8 @@
 /// priority inheritance) and in code not built for the thread sanitizer, so the sanitizer sees no order between the
 /// threads: each access the lock guards is reported as a data race once two threads meet there. This one is a
 /// `pthread_mutex_t`, which the sanitizer follows, so `swift test --sanitize=thread` reports only real races. An
-/// uncontended lock costs an atomic exchange each way, as `Mutex` does, and a call.
+/// uncontended lock and unlock cost an atomic exchange each, as `Mutex`'s do, and a call each (measured on a busy
+/// two-core machine: about 25 ns against `Mutex`'s 15 to 20).
 ///
 /// It lives in `LMDB`, the lowest module, so that every layer shares one lock without calling the C API itself.
 public final class Lock<Value>: @unchecked Sendable {
