@@ -86,6 +86,26 @@ enum Kennel {
     }
 }
 
+/// The gallery story's model: properties whose decoders would refuse, or trap on, made-up values.
+enum Gallery {
+    enum Spot: Codable, Equatable {
+        case unknown
+        case circle(radius: Double)
+        case named(String)
+    }
+    enum Daypart: String, Codable { case morning, night }
+
+    struct Sighting: Model, Equatable {
+        var id: Int64 = 0
+        var spot: Spot
+        var zone: TimeZone
+        var seen: [Daypart: Bool]
+        var serial: Int128
+        var link: URLComponents
+        static let schema = Schema<Sighting>(autoIncrement: true)
+    }
+}
+
 /// The migration story's pet as three app versions ship it; each Swift type is stored as "Pet".
 enum Shelter {
     struct PetV1: Model {
@@ -320,6 +340,31 @@ do {
         try family.write { tx in try tx.delete(Family.Dog.self, id: "taro") }
     } catch {
         say("deleting Taro, whom Dr. Sato is treating, was refused: \(error)")
+    }
+
+    heading("An app extension that opens the dogs alone")
+    // The widget's Store names Dog only; the file says Person.dogs links to dogs, so its delete cannot follow the rule.
+    let widget = try Store(
+        at: folder.appendingPathComponent("family"), configuration: .init(models: [Family.Dog.self]))
+    do {
+        try widget.write { tx in try tx.delete(Family.Dog.self, id: "wanko") }
+    } catch {
+        say("deleting Wanko from the widget's Store was refused, nothing written: \(error)")
+    }
+    say("the app's Store still finds Wanko's owner: \(try ownerName("wanko"))")
+
+    heading("Any Codable property opens: no placeholder reaches Foundation's decoders")
+    let gallery = try Store(
+        at: folder.appendingPathComponent("gallery"), configuration: .init(models: [Gallery.Sighting.self]))
+    var sighting = Gallery.Sighting(
+        spot: .circle(radius: 2.5), zone: TimeZone(identifier: "Asia/Tokyo") ?? .gmt,
+        seen: [.morning: true, .night: false], serial: Int128(1) << 100,
+        link: URLComponents(string: "https://example.com/dogs?age=3") ?? URLComponents())
+    try gallery.write { tx in try tx.insert(&sighting) }
+    if let stored = try gallery.object(Gallery.Sighting.self, id: sighting.id) {
+        say(
+            "an enum with a payload, a TimeZone, [Daypart: Bool], an Int128 and URLComponents read back equal: "
+                + "\(stored == sighting) (\(stored.spot), \(stored.zone.identifier), \(stored.serial))")
     }
 
     heading("A changed model: an error in words, then a migration")
