@@ -111,7 +111,7 @@ public struct Relationship<M: Model>: Sendable {
 
     /// The link and its rules in words, to tell whether two configurations open at once agree.
     func signature(model: String) -> String {
-        "b/" + model + "." + descriptor(model: model).label
+        DatabaseName.backlinks(model, descriptor(model: model).label)
     }
 
     /// The link as the stored schema describes it.

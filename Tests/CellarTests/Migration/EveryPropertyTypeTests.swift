@@ -274,6 +274,72 @@ struct EveryPropertyTypeTests {
         #expect(try store.verifyIntegrity().problems == [])
     }
 
+    indirect enum Tree: Codable, Equatable, Sendable {
+        case node(Tree, Tree)
+        case leaf(Int)
+    }
+
+    enum Payment: Codable, Equatable, Sendable {
+        case card(PropertyTypes.Email)
+        case cash
+    }
+
+    @Test func anEnumWhoseFirstCaseRecursesOrRefusesOpensAsAnOpaqueValue() throws {
+        struct Ledger: Model, Equatable {
+            var id: Int
+            var tree: Tree
+            var spare: Tree?
+            var payment: Payment
+            var payments: [Payment]
+        }
+        let schema = try Ledger.capturedSchema()
+        #expect(schema.property("tree")?.shape == .opaque("Tree"))
+        #expect(schema.property("payment")?.shape == .opaque("Payment"))
+        #expect(schema.property("payments")?.shape == .list(.opaque("Payment")))
+        let folder = TemporaryFolder()
+        let ledger = Ledger(
+            id: 1, tree: .node(.leaf(1), .node(.leaf(2), .leaf(3))), spare: nil,
+            payment: .card(PropertyTypes.Email("a@b.c")), payments: [.cash, .card(PropertyTypes.Email("d@e.f"))])
+        do {
+            let store = try folder.store([Ledger.self])
+            try store.write { tx in try tx.insert(ledger) }
+        }
+        #expect(try folder.store([Ledger.self]).object(Ledger.self, id: 1) == ledger)
+    }
+
+    @Test func aListOfAnOpaqueTypeRenamedIsJudgedByItsRecords() throws {
+        enum Before {
+            enum Status: Codable, Sendable {
+                case active
+                case banned(reason: String)
+            }
+        }
+        enum After {
+            enum PaymentStatus: Codable, Sendable {
+                case active
+                case banned(reason: String)
+            }
+        }
+        struct V1: Model {
+            var id: Int
+            var history: [Before.Status]
+            static let schema = Schema<V1>(name: "Account")
+        }
+        struct V2: Model {
+            var id: Int
+            var history: [After.PaymentStatus]
+            static let schema = Schema<V2>(name: "Account")
+        }
+        let folder = TemporaryFolder()
+        do {
+            let store = try folder.store([V1.self])
+            try store.write { tx in try tx.insert(V1(id: 1, history: [.active, .banned(reason: "spam")])) }
+        }
+        // The same stored form under another type name: the records read, so no migration is asked for.
+        let store = try folder.store([V2.self])
+        #expect(try store.object(V2.self, id: 1)?.history.count == 2)
+    }
+
     @Test func cellarDumpsAndVerifiesTheStore() throws {
         let folder = TemporaryFolder()
         do {

@@ -94,6 +94,10 @@ enum SchemaCapture {
                 }
                 if let failure = error as? Failure { throw failure }
                 if let refused = error as? Refused {
+                    // An enum whose chosen case holds a value that refused: opaque, as the enum is anyway.
+                    guard !decoder.choseACase else {
+                        throw Refused(shape: .opaque(String(describing: T.self)), failure: refused.failure)
+                    }
                     // A field refused: this value has none to give, but its shape is known when its stored
                     // properties say what its synthesized decoding would have asked for after that field.
                     guard let fields = completedFields(T.self, decoder: decoder, path: path) else {

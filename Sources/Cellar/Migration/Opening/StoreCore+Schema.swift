@@ -68,7 +68,7 @@ extension StoreCore {
         try migration.finish()
         if let version = result.migratedTo,
             let dangling = try danglingLink(
-                after: migration.touchedModels, schemas: plans.map(\.schema), in: txn)
+                after: migration.touchedModels, schemas: try allSchemas(plans: plans, in: txn), in: txn)
         {
             throw StoreError.migrationFailed(version: version, reason: dangling)
         }
@@ -201,6 +201,13 @@ extension StoreCore {
         } catch {
             throw StoreError.corruptedFile(path: path, reason: "the stored schema of \(name) is damaged")
         }
+    }
+
+    /// The schema of every model the file describes: the configuration's as captured, the others as stored.
+    private func allSchemas(plans: [ModelSchemaPlan], in txn: ReadTransaction) throws -> [ModelSchema] {
+        let registered = Set(plans.map(\.name))
+        let others = try storedModelNames(in: txn).filter { !registered.contains($0) }
+        return plans.map(\.schema) + (try others.compactMap { try storedSchema($0, in: txn) })
     }
 
     /// The stored names of every model the file describes.

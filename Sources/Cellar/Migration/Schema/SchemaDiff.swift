@@ -168,7 +168,8 @@ private struct Differ {
         case (.list(.object(let before)), .list(.object(let after))),
             (.dictionary(.object(let before)), .dictionary(.object(let after))):
             compareFields(prefix: path + ".", old: before, new: after)
-        case (.opaque, _), (_, .opaque):
+        case _ where old.holdsOpaque || new.holdsOpaque:
+            // A type capture does not look into, alone or inside a list or dictionary: the records decide.
             if old != new { judgedByRecords = true }
         default:
             if !new.reads(old) {
