@@ -93,6 +93,18 @@ func holdingProcess(_ folder: URL) throws -> (process: Process, input: Pipe) {
     return (helper, input)
 }
 
+/// Whether `condition` holds within `limit`, checked every millisecond; returns as soon as it does. The limit is counted
+/// in checks, not read from a clock: while other tests hold every thread of the cooperative pool (two on a two-core
+/// machine, each held by a synchronous test waiting for a process), no check runs and none counts, so the limit runs
+/// out only while the work awaited could run too.
+func holds(within limit: Duration, _ condition: () -> Bool) async -> Bool {
+    for _ in 0..<Int(limit / .milliseconds(1)) {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+    return condition()
+}
+
 /// Whether the long torture runs were asked for (`CELLAR_TORTURE=long swift test --filter Torture`).
 let longTorture = ProcessInfo.processInfo.environment["CELLAR_TORTURE"] == "long"
 

@@ -13,8 +13,8 @@ struct CommitSignalTests {
         Task { await signal.wait(beyond: version, reading: models) }
     }
 
-    /// Whether `task` ended within `limit`; returns as soon as it has. Expecting an end, give it seconds (the machine
-    /// may be busy); expecting none, a tenth of a second says it did not end at once.
+    /// Whether `task` ended within `limit` (see `holds`); returns as soon as it has. Expecting an end, give it seconds
+    /// (the machine may be busy); expecting none, a tenth of a second says it did not end at once.
     func ended(_ task: Task<Void, Never>, within limit: Duration = .seconds(10)) async -> Bool {
         let done = Lock(false)
         let watcher = Task {
@@ -22,23 +22,14 @@ struct CommitSignalTests {
             done.withLock { $0 = true }
         }
         defer { watcher.cancel() }
-        let clock = ContinuousClock()
-        let deadline = clock.now + limit
-        while clock.now < deadline {
-            if done.withLock({ $0 }) { return true }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return done.withLock { $0 }
+        return await holds(within: limit) { done.withLock { $0 } }
     }
 
     func stillWaiting(_ task: Task<Void, Never>) async -> Bool { await !ended(task, within: .milliseconds(100)) }
 
-    /// Whether `count` waiters wait on `signal` within ten seconds; returns as soon as they do.
+    /// Whether `count` waiters wait on `signal` within ten seconds (see `holds`); returns as soon as they do.
     func waiting(_ count: Int, on signal: CommitSignal) async -> Bool {
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(10)
-        while signal.waiting != count, clock.now < deadline { try? await Task.sleep(for: .milliseconds(1)) }
-        return signal.waiting == count
+        await holds(within: .seconds(10)) { signal.waiting == count }
     }
 
     @Test func aCommitWakesOnlyTheWaitersOfTheModelsItChanged() async {
@@ -141,10 +132,7 @@ struct CommitSignalTests {
         let dogs = waiter(signal, beyond: 7, reading: ["Dog"])
         #expect(await stillWaiting(cats))
         // The watch starts with the first waiter, on a task of its own: give a busy machine time.
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(10)
-        while !signal.isWatching, clock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
-        try #require(signal.isWatching)
+        try #require(await holds(within: .seconds(10)) { signal.isWatching })
         newest.store(8, ordering: .relaxed)
         let handle = try FileHandle(forWritingTo: file)
         try handle.write(contentsOf: Data("commit".utf8))

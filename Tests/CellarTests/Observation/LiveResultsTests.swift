@@ -47,15 +47,10 @@ struct LiveResultsTests {
         } submittingTo: { delivery in
             submitted.withLock { $0.append(delivery) }
         }
-        /// The next delivery, once the observation has submitted it (within ten seconds).
+        /// The next delivery, once the observation has submitted it (within ten seconds, see `holds`).
         func nextDelivery() async throws -> @Sendable () -> Void {
-            let clock = ContinuousClock()
-            let deadline = clock.now + .seconds(10)
-            while clock.now < deadline {
-                if let delivery = submitted.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { return delivery }
-                try await Task.sleep(for: .milliseconds(1))
-            }
-            return try #require(submitted.withLock { $0.isEmpty ? nil : $0.removeFirst() }, "no delivery came")
+            try #require(await holds(within: .seconds(10)) { submitted.withLock { !$0.isEmpty } }, "no delivery came")
+            return submitted.withLock { $0.removeFirst() }
         }
         queue.async(execute: try await nextDelivery())
         queue.sync {}

@@ -48,7 +48,7 @@ struct OtherProcessCommitsTests {
             }
         }
         defer { observer.cancel() }
-        #expect(await arrives(within: .seconds(30)) { delivered.withLock { $0 } != nil })
+        #expect(await holds(within: .seconds(30)) { delivered.withLock { $0 } != nil })
 
         let disturbance = Disturbance(meanwhile, store: store)
         defer { disturbance.stop() }
@@ -68,7 +68,7 @@ struct OtherProcessCommitsTests {
             let id = try #require(await printed.next().flatMap { Int64($0) }, "the helper printed no id")
             disturbance.go(50)
             // Generous: the poll alone looks every 50 ms, and a busy machine may not run the observer for seconds.
-            let seen = await arrives(within: .seconds(30)) { (delivered.withLock { $0 } ?? 0) >= id }
+            let seen = await holds(within: .seconds(30)) { (delivered.withLock { $0 } ?? 0) >= id }
             guard seen else {
                 Issue.record("round \(round): ticket \(id), committed by the other process, never reached the observer")
                 break
@@ -151,16 +151,5 @@ struct OtherProcessCommitsTests {
             stopped.store(true, ordering: .relaxed)
             told.signal()
         }
-    }
-
-    /// Whether `condition` holds within `limit`; returns as soon as it does.
-    func arrives(within limit: Duration, _ condition: () -> Bool) async -> Bool {
-        let clock = ContinuousClock()
-        let deadline = clock.now + limit
-        while clock.now < deadline {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(1))
-        }
-        return condition()
     }
 }
