@@ -189,13 +189,10 @@ enum SchemaCapture {
         }
 
         private static func describe(_ error: any Error) -> String {
-            switch error {
-            case DecodingError.dataCorrupted(let context): context.debugDescription
-            case DecodingError.typeMismatch(_, let context): context.debugDescription
-            case DecodingError.valueNotFound(_, let context): context.debugDescription
-            case DecodingError.keyNotFound(let key, _): "it needs the key \(quoted(key.stringValue))"
-            default: "\(error)"
+            if case DecodingError.keyNotFound(let key, _) = error {
+                return "it needs the key \(quoted(key.stringValue))"
             }
+            return DecodingFailure(error).reason
         }
     }
 

@@ -13,34 +13,37 @@ extension StoreCore {
         let dictionary = try storedDictionary(plan.name, in: txn)
         guard let (key, error) = try type.firstUnreadableRecord(in: txn, records: records, dictionary: dictionary)
         else { return nil }
-        let path = Self.codingPath(of: error)
-        let property = path.first ?? plan.schema.properties.first(where: { $0.shape.holdsOpaque })?.name ?? "?"
+        let failure = DecodingFailure(error)
+        let property =
+            failure.path.first ?? plan.schema.properties.first(where: { $0.shape.holdsOpaque })?.name ?? "?"
+        let reason = failure.reason.count > 200 ? String(failure.reason.prefix(200)) + "…" : failure.reason
         return .propertyUnreadable(
-            model: plan.name, property: path.isEmpty ? property : path.joined(separator: "."),
-            reason: "the record with id \(KeyEncoding.describe(key)) says: \(Self.describeDecoding(error))")
+            model: plan.name, property: failure.path.isEmpty ? property : failure.path.joined(separator: "."),
+            reason: "the record with id \(KeyEncoding.describe(key)) says: \(reason)")
     }
+}
 
-    private static func codingPath(of error: any Error) -> [String] {
-        let context: DecodingError.Context? =
-            switch error {
-            case DecodingError.dataCorrupted(let context), DecodingError.typeMismatch(_, let context),
-                DecodingError.valueNotFound(_, let context), DecodingError.keyNotFound(_, let context):
-                context
-            default: nil
-            }
-        return context?.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue } ?? []
-    }
+/// What a `DecodingError` says, read in one place: the path of names to the value, and the reason in words.
+struct DecodingFailure {
+    /// The coding path, list positions as `[n]`.
+    let path: [String]
+    let reason: String
 
-    private static func describeDecoding(_ error: any Error) -> String {
-        let text =
-            switch error {
-            case DecodingError.dataCorrupted(let context), DecodingError.typeMismatch(_, let context),
-                DecodingError.valueNotFound(_, let context):
-                context.debugDescription
-            case DecodingError.keyNotFound(let key, _): "the key '\(key.stringValue)' is missing"
-            default: String(describing: error)
-            }
-        return text.count > 200 ? String(text.prefix(200)) + "…" : text
+    init(_ error: any Error) {
+        let context: DecodingError.Context?
+        switch error {
+        case DecodingError.keyNotFound(let key, let found):
+            context = found
+            reason = "the key '\(key.stringValue)' is missing"
+        case DecodingError.dataCorrupted(let found), DecodingError.typeMismatch(_, let found),
+            DecodingError.valueNotFound(_, let found):
+            context = found
+            reason = found.debugDescription
+        default:
+            context = nil
+            reason = String(describing: error)
+        }
+        path = context?.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue } ?? []
     }
 }
 
