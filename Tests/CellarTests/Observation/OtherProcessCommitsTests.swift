@@ -59,6 +59,12 @@ struct OtherProcessCommitsTests {
         let output = Pipe()
         helper.standardInput = input
         helper.standardOutput = output
+        // Its end is awaited, not its output's: a process started meanwhile elsewhere may hold the pipe open.
+        let (exited, exit) = AsyncStream<Int32>.makeStream()
+        helper.terminationHandler = { process in
+            exit.yield(process.terminationStatus)
+            exit.finish()
+        }
         try helper.run()
         var printed = Self.lines(of: output.fileHandleForReading).makeAsyncIterator()
         for round in 1...looking.rounds {
@@ -75,9 +81,7 @@ struct OtherProcessCommitsTests {
             }
         }
         try input.fileHandleForWriting.close()
-        while await printed.next() != nil {}
-        helper.waitUntilExit()
-        #expect(helper.terminationStatus == 0)
+        #expect(await exited.first { _ in true } == 0, "the helper exits once its input ends")
     }
 
     /// The lines read from `file` until it ends, read on a thread of their own: no task of the cooperative pool, which
