@@ -88,7 +88,7 @@ public final class Environment: @unchecked Sendable {
     private let writeHolds = ThreadCounter()
     /// Reset read transactions waiting to be renewed.
     private let idleReaders = Lock<[IdleReader]>([])
-    /// The data file's length when last found long enough for every page in use.
+    /// How many bytes of the map the last check found safe to read: written in the file, or free pages past its end.
     private let checkedFileLength = Atomic<Int>(0)
     private let closed = Atomic<Bool>(false)
     /// The folder's identity in `openFolders`.
@@ -350,13 +350,31 @@ public final class Environment: @unchecked Sendable {
 
     /// Throws `truncated` when the data file is shorter than the pages the newest version uses: the file was cut
     /// (a full disk, a bad copy), here or by another process, and reading those pages would raise `SIGBUS`.
-    /// Costs a comparison unless the file has grown since the last check.
+    /// Costs a comparison unless the pages in use have grown since the last check.
+    ///
+    /// A file may end before the last page in use without damage: pages a write took and freed again before it
+    /// committed are listed as free but never written. When the file is short, the main database's and the free
+    /// list's trees are walked (with `pread`), and the file is cut only if a page past its end is not free. A walk
+    /// that meets a commit of another process halfway may see a torn meta page, so a failed one is tried again.
     private func checkFileLength() throws(LMDBError) {
         let needed = (info.lastPage + 1) * pageSize
         if needed <= checkedFileLength.load(ordering: .relaxed) { return }
-        let length = try dataFileLength
-        guard length >= needed else { throw .truncated(expectedBytes: needed, actualBytes: length) }
-        checkedFileLength.store(length, ordering: .relaxed)
+        var length = try dataFileLength
+        for _ in 0..<3 {
+            if length >= needed {
+                checkedFileLength.store(length, ordering: .relaxed)
+                return
+            }
+            if let lastPage = try lastPageIfUnwrittenPagesAreFree(fileLength: length),
+                (lastPage + 1) * pageSize >= needed
+            {
+                // Every page up to `lastPage` is written or free: reading the trees reaches none past the end.
+                checkedFileLength.store((lastPage + 1) * pageSize, ordering: .relaxed)
+                return
+            }
+            length = try dataFileLength
+        }
+        throw .truncated(expectedBytes: needed, actualBytes: length)
     }
 
     // MARK: Map size

@@ -52,8 +52,8 @@ public enum LMDBError: Error, Equatable, Sendable, CustomStringConvertible {
     case badDatabaseHandle
     /// An operating-system error (`errno`), such as `ENOENT`, `EACCES` or `ENOSPC`.
     case system(errno: Int32)
-    /// The data file is shorter than the pages its newest version uses (found before LMDB reads them, so no
-    /// `SIGBUS`): it was cut, by a full disk or a bad copy. Reported with LMDB's `MDB_CORRUPTED` code.
+    /// The data file ends before pages its newest version uses (found before LMDB reads them, so no `SIGBUS`):
+    /// it was cut, by a full disk or a bad copy. (Free pages past its end are no damage.) Reported with LMDB's `MDB_CORRUPTED` code.
     case truncated(expectedBytes: Int, actualBytes: Int)
     /// This process has an environment open in the folder already; a second one would break LMDB's locks.
     /// Reported with `EBUSY`.

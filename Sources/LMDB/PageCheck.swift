@@ -16,6 +16,10 @@ public struct PageCheckReport: Sendable, Hashable {
     public var freePages: Int
     /// The number of the last page in use; with the two meta pages, every page up to it is in use or free.
     public var lastPage: Int
+    /// Free pages past the end of the data file. A write that takes pages and frees them again before it commits
+    /// (LMDB calls them loose) lists them as free without writing them, so the file may end before `lastPage`; a
+    /// page there that is not free means the file was cut short.
+    public var unwrittenFreePages: Int
     /// The named databases walked.
     public var databases: Int
     /// What is wrong, in words, at most as many as the walk was asked for; empty when the pages are sound.
@@ -51,12 +55,7 @@ extension Environment {
     ///   - problemLimit: stop after this many problems.
     public func checkPages(databases: Set<String>? = nil, problemLimit: Int = 20) throws(LMDBError) -> PageCheckReport {
         func walk() throws -> PageCheckReport {
-            var fd: mdb_filehandle_t = 0
-            try check(mdb_env_get_fd(handle, &fd))
-            var walker = PageWalker(
-                fd: fd, pageSize: pageSize, fileLength: try dataFileLength, problemLimit: problemLimit,
-                onlyDatabases: databases)
-            return walker.run()
+            try walkPages(fileLength: try dataFileLength, databases: databases, problemLimit: problemLimit)
         }
         do {
             // A read-only environment cannot take the writer lock. A read transaction that began first keeps every
@@ -67,6 +66,29 @@ extension Environment {
         } catch {
             throw .system(errno: EIO)
         }
+    }
+
+    /// The last page of the newest version when every page of it past the end of a data file `fileLength` bytes
+    /// long is free (see `PageCheckReport.unwrittenFreePages`); `nil` when one is not, or the walk found damage.
+    ///
+    /// Walks the main database's and the free list's trees only. A read transaction is held meanwhile where one can
+    /// begin, so the pages walked are not reused under the walk.
+    func lastPageIfUnwrittenPagesAreFree(fileLength: Int) throws(LMDBError) -> Int? {
+        var txn: OpaquePointer?
+        if mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn) != 0 { txn = nil }
+        defer { if let txn { mdb_txn_abort(txn) } }
+        let report = try walkPages(fileLength: fileLength, databases: [], problemLimit: 1)
+        return report.isSound ? report.lastPage : nil
+    }
+
+    private func walkPages(fileLength: Int, databases: Set<String>?, problemLimit: Int) throws(LMDBError)
+        -> PageCheckReport
+    {
+        var fd: mdb_filehandle_t = 0
+        try check(mdb_env_get_fd(handle, &fd))
+        var walker = PageWalker(
+            fd: fd, pageSize: pageSize, fileLength: fileLength, problemLimit: problemLimit, onlyDatabases: databases)
+        return walker.run()
     }
 }
 
@@ -178,6 +200,8 @@ private struct PageWalker {
     }
 
     var full: Bool { problems.count >= problemLimit }
+    /// The pages the file holds whole.
+    var pagesInFile: Int { fileLength / pageSize }
 
     /// Records a problem; its words are built only then, so a sound walk formats no text.
     func report(_ problem: @autoclosure () -> String) {
@@ -186,18 +210,20 @@ private struct PageWalker {
 
     mutating func run() -> PageCheckReport {
         var report = PageCheckReport(
-            transactionID: 0, pagesInUse: 0, freePages: 0, lastPage: 0, databases: 0, problems: [],
-            stoppedEarly: false)
+            transactionID: 0, pagesInUse: 0, freePages: 0, lastPage: 0, unwrittenFreePages: 0, databases: 0,
+            problems: [], stoppedEarly: false)
         guard let (txnID, free, main) = newestMeta() else {
             report.problems = problems
             return report
         }
         report.transactionID = txnID
         report.lastPage = lastPage
-        inUse = [UInt64](repeating: 0, count: lastPage / 64 + 1)
+        // Only pages inside the file can be in use: a damaged meta page's count never sizes an allocation.
+        inUse = [UInt64](repeating: 0, count: min(lastPage, pagesInFile - 1) / 64 + 1)
         walkTree(main, kind: .main, name: "the main database")
         // Every write reads the free list to reuse pages, so its tree is always checked.
         walkTree(free, kind: .free, name: "the free list")
+        report.unwrittenFreePages = checkUnwrittenPages()
         if onlyDatabases == nil { checkFreePages() }
         report.pagesInUse = pagesInUse
         report.freePages = freePages.count
@@ -258,9 +284,8 @@ private struct PageWalker {
             best = (meta.6, meta.3, meta.4, meta.5)
         }
         guard let best else { return nil }
-        let pagesInFile = fileLength / pageSize
-        guard best.3 >= 1, best.3 < pagesInFile else {
-            report("the meta page says \(best.3 + 1) pages are in use, but the file holds \(pagesInFile)")
+        guard best.3 >= 1 else {
+            report("the meta page says \(best.3 + 1) pages are in use, fewer than the two meta pages")
             return nil
         }
         lastPage = best.3
@@ -303,6 +328,10 @@ private struct PageWalker {
     mutating func claim(_ page: UInt64, name: @autoclosure () -> String) -> Bool {
         guard page >= 2, page <= UInt64(lastPage) else {
             report("\(name()) points to page \(page), outside the pages in use (2...\(lastPage))")
+            return false
+        }
+        guard page < UInt64(pagesInFile) else {
+            report("\(name()) points to page \(page), past the end of the file (\(fileLength) bytes): it was cut short")
             return false
         }
         let number = Int(page)
@@ -584,6 +613,24 @@ private struct PageWalker {
         }
     }
 
+    /// Checks that every page between the end of the file and the last page in use is free (see
+    /// `PageCheckReport.unwrittenFreePages`); returns how many there are.
+    mutating func checkUnwrittenPages() -> Int {
+        let firstMissing = pagesInFile
+        guard !full, lastPage >= firstMissing else { return 0 }
+        var unwritten = Set<UInt64>()
+        for page in freePages where page >= UInt64(firstMissing) && page <= UInt64(lastPage) {
+            unwritten.insert(page)
+        }
+        let missing = lastPage - firstMissing + 1
+        if unwritten.count != missing {
+            report(
+                "the file ends after page \(firstMissing - 1), but the meta page counts \(lastPage + 1) pages and "
+                    + "\(missing - unwritten.count) of those past the end are not free: the file was cut short")
+        }
+        return unwritten.count
+    }
+
     /// Every free page lies among the pages in use, is listed once and is not reachable; with the meta pages, the
     /// pages in use and the free pages account for every page.
     mutating func checkFreePages() {
@@ -600,7 +647,8 @@ private struct PageWalker {
                 return
             }
             let number = Int(page)
-            if inUse[number / 64] & (UInt64(1) << UInt64(number % 64)) != 0 {
+            // A page past the end of the file was never claimed (`inUse` does not reach it).
+            if number < pagesInFile, inUse[number / 64] & (UInt64(1) << UInt64(number % 64)) != 0 {
                 report("page \(page) is both in use and on the free list: a write would overwrite live data")
                 return
             }

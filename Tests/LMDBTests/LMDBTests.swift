@@ -215,4 +215,52 @@ struct LMDBTests {
         }
         #expect(copied.info.lastPage < env.info.lastPage)
     }
+
+    /// A write that allocates pages and frees them again before it commits leaves them "loose": LMDB lists them as
+    /// free without ever writing them, so the data file ends before the last page the meta page counts.
+    @Test func pagesFreedInTheirOwnWriteAreNotTruncation() throws {
+        let folder = Folder()
+        do {
+            let env = try Environment(path: folder.path)
+            let db = try env.write { txn in
+                let db = try txn.createDatabase(named: "d")
+                try txn.put(db, key: bytes("kept"), value: bytes("1"))
+                return db
+            }
+            // Pages freed by earlier writes, so that the last write's free list is kept in reused pages.
+            try env.write { txn in
+                for i in 0..<2_000 { try txn.put(db, key: bytes("k\(i)"), value: [UInt8](repeating: 7, count: 200)) }
+            }
+            try env.write { txn in
+                for i in 0..<2_000 { _ = try txn.delete(db, key: bytes("k\(i)")) }
+            }
+            try env.write { txn in
+                for i in 0..<4_000 { try txn.put(db, key: bytes("k\(i)"), value: [UInt8](repeating: 7, count: 200)) }
+                for i in (0..<4_000).reversed() { _ = try txn.delete(db, key: bytes("k\(i)")) }
+            }
+            let needed = (env.info.lastPage + 1) * env.pageSize
+            #expect(try env.dataFileLength < needed, "the write left no loose pages past the end of the file")
+            try env.read { (txn) throws in #expect(text(try txn.get(db, key: bytes("kept"))) == "1") }
+            let report = try env.checkPages()
+            #expect(report.isSound, "\(report.problems)")
+            #expect(report.unwrittenFreePages == report.lastPage + 1 - (try env.dataFileLength) / env.pageSize)
+        }
+        let env = try Environment(path: folder.path)
+        #expect(try env.checkPages(databases: []).isSound)
+        try env.write { txn in try txn.put(try txn.createDatabase(named: "d"), key: bytes("more"), value: bytes("2")) }
+        let copy = Folder()
+        try env.copy(to: copy.path, compacting: false)
+        let copied = try Environment(path: copy.path)
+        #expect(try copied.checkPages().isSound)
+
+        // Cut past the free pages, the file is damaged.
+        copied.close()
+        #expect(truncate(copy.path + "/data.mdb", off_t(3 * env.pageSize)) == 0)
+        #expect {
+            _ = try Environment(path: copy.path)
+        } throws: { error in
+            guard case LMDBError.truncated = error else { return false }
+            return true
+        }
+    }
 }
