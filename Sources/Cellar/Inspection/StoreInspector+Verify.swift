@@ -45,22 +45,9 @@ private struct ModelCheck {
     let txn: ReadTransaction
     let core: StoreCore
 
-    /// An index or link database and how its expected entries are made from a record, when they can be.
-    struct Derived {
-        let database: String
-        /// The expected entries' keys of a record (one for an index, one per target for a link), each with whether a
-        /// component is `nil` (which a unique index does not hold unique); `nil` when the database can only be
-        /// checked entry by entry.
-        let keys: ((RecordValue) throws -> [(key: [UInt8], hasNil: Bool)])?
-        /// Whether each record has exactly one entry (an index).
-        let isIndex: Bool
-        let isUnique: Bool
-        /// For a link: the target model's records database, unless dangling links are allowed.
-        let targetRecords: String?
-        let isExclusive: Bool
-        var expected = Set<IndexPair>()
-        var uniqueHolders: [[UInt8]: Int] = [:]
-    }
+    /// How a record's entries in one index or link database are made from its stored values: its keys, each with
+    /// whether a component is `nil`.
+    typealias MakeKeys = (RecordValue) throws -> [(key: [UInt8], hasNil: Bool)]
 
     func run(into problems: inout IntegrityProblems, progress: (String, Int, Int) -> Void) throws -> [String] {
         let name = model.name
@@ -74,131 +61,87 @@ private struct ModelCheck {
         let total = model.recordCount
         try txn.walk(records) { entry in
             let primaryKey = Array(entry.key)
-            let id = KeyEncoding.describe(primaryKey)
             primaryKeys.insert(primaryKey)
             done += 1
             if done % 4_096 == 0 { progress(name, done, total) }
             let value: RecordValue
             do { value = try RecordValue(record: entry.value, dictionary: model.dictionary) } catch {
-                problems.add("\(name) \(id) cannot be decoded: its bytes are not a record")
+                problems.add(
+                    "\(name) \(KeyEncoding.describe(primaryKey)) cannot be decoded: its bytes are not a record")
                 return true
             }
             for position in derived.indices {
                 guard let keys = derived[position].keys else { continue }
-                let made: [(key: [UInt8], hasNil: Bool)]
-                do { made = try keys(value) } catch {
-                    problems.add("\(name) \(id) has no key in \(derived[position].database): \(error)")
-                    continue
-                }
-                for (key, hasNil) in made {
-                    derived[position].expected.insert(IndexPair(key: key, value: primaryKey))
-                    if derived[position].isUnique, !hasNil { derived[position].uniqueHolders[key, default: 0] += 1 }
+                do { derived[position].check.add(try keys(value), of: primaryKey) } catch {
+                    problems.add(
+                        "\(name) \(KeyEncoding.describe(primaryKey)) has no key in \(derived[position].check.database): "
+                            + "\(error)")
                 }
             }
             return true
         }
         progress(name, done, total)
         var lines = ["\(name): \(counted(done, "record"))"]
-        for database in derived {
-            lines.append(try check(database, records: primaryKeys, into: &problems))
+        for (check, _) in derived {
+            var stored: Set<IndexPair>?
+            if let database = try txn.openDatabase(named: check.database) {
+                var entries = Set<IndexPair>()
+                try txn.walk(database) { entry in
+                    entries.insert(IndexPair(key: Array(entry.key), value: Array(entry.value)))
+                    return true
+                }
+                stored = entries
+            }
+            lines.append(
+                try check.finish(
+                    stored: stored, records: primaryKeys, targetExists: try targetExists(for: check, into: &problems),
+                    into: &problems))
         }
         return lines
     }
 
-    /// Compares one index or link database with the records; the line that says how it was checked.
-    private func check(
-        _ derived: Derived, records: Set<[UInt8]>, into problems: inout IntegrityProblems
-    ) throws -> String {
-        let name = model.name
-        guard let database = try txn.openDatabase(named: derived.database) else {
-            problems.add("\(derived.database) is missing")
-            return "  \(derived.database): missing"
+    /// For a link whose targets must exist, whether the target's record of a key does; `nil` for an index, a link
+    /// that allows dangling, or a target model the file does not hold (a problem itself).
+    private func targetExists(
+        for check: DerivedDatabaseCheck, into problems: inout IntegrityProblems
+    ) throws -> (([UInt8]) throws -> Bool)? {
+        guard case .link(let link) = check.source, !link.allowsDangling else { return nil }
+        let name = DatabaseName.records(link.target)
+        guard models.contains(where: { $0.name == link.target }), let target = try txn.openDatabase(named: name) else {
+            problems.add("\(link.database) links to \(name), which the file does not hold")
+            return nil
         }
-        var stored = Set<IndexPair>()
-        try txn.walk(database) { entry in
-            stored.insert(IndexPair(key: Array(entry.key), value: Array(entry.value)))
-            return true
-        }
-        let target = try derived.targetRecords.flatMap { try txn.openDatabase(named: $0) }
-        if derived.targetRecords != nil, target == nil {
-            problems.add("\(derived.database) links to \(derived.targetRecords ?? ""), which the file does not hold")
-        }
-        if derived.keys != nil {
-            problems.compare(stored: stored, expected: derived.expected, database: derived.database, model: name)
-            for (key, count) in derived.uniqueHolders where count > 1 {
-                problems.add(
-                    "\(count) \(name) records share the value \(KeyEncoding.describe(key)) of unique \(derived.database)"
-                )
-            }
-        } else {
-            var entriesByRecord: [[UInt8]: Int] = [:]
-            for pair in stored {
-                entriesByRecord[pair.value, default: 0] += 1
-                if !records.contains(pair.value) {
-                    problems.add(
-                        "\(derived.database) holds the entry \(KeyEncoding.describe(pair.key)) → \(name) "
-                            + "\(KeyEncoding.describe(pair.value)), which does not exist")
-                }
-            }
-            if derived.isIndex {
-                for record in records.sorted(by: { $0.lexicographicallyPrecedes($1) })
-                where entriesByRecord[record] != 1 {
-                    problems.add(
-                        "\(derived.database) holds \(entriesByRecord[record] ?? 0) entries for \(name) "
-                            + "\(KeyEncoding.describe(record)), not one")
-                }
-            }
-        }
-        if let target {
-            for key in Set(stored.map(\.key)).sorted(by: { $0.lexicographicallyPrecedes($1) })
-            where try txn.get(target, key: key) == nil {
-                problems.add(
-                    "a \(name) record links through \(derived.database) to \(KeyEncoding.describe(key)), which does not "
-                        + "exist")
-            }
-        }
-        if derived.isExclusive {
-            problems.checkExclusive(stored) { target, count in
-                "\(target) is linked by \(count) \(name) records through the exclusive link \(derived.database)"
-            }
-        }
-        let how = derived.keys == nil ? "entry by entry (its keys need the app's types)" : "recomputed from the records"
-        return "  \(derived.database): \(counted(stored.count, "entry", plural: "entries")), \(how)"
+        return { key in try txn.get(target, key: key) != nil }
     }
 
-    /// The model's index and link databases, with the way to recompute each where the stored schema tells it.
-    private func derivedDatabases() -> [Derived] {
-        let indexes = model.schema.indexes.map { index -> Derived in
+    /// The model's index and link databases, each with the way to make a record's keys where the stored schema
+    /// tells it.
+    private func derivedDatabases() -> [(check: DerivedDatabaseCheck, keys: MakeKeys?)] {
+        let indexes = model.schema.indexes.map { index -> (DerivedDatabaseCheck, MakeKeys?) in
             let makesKeys = index.paths.allSatisfy { path in shape(at: path).map(Self.hasKey) ?? false }
             let paths = index.paths
-            return Derived(
-                database: index.database,
-                keys: makesKeys && index.folding == nil
-                    ? { record in
-                        var key: [UInt8] = []
-                        var hasNil = false
-                        for path in paths {
-                            let component = record.value(at: path) ?? .null
-                            hasNil = hasNil || component == .null
-                            try component.appendKey(to: &key)
-                        }
-                        return [(key, hasNil)]
-                    } : nil,
-                // A multi-entry index (`tags[]`) holds an entry per element: any number a record.
-                isIndex: !index.isMultiEntry, isUnique: index.isUnique, targetRecords: nil, isExclusive: false)
+            let keys: MakeKeys? =
+                makesKeys && index.folding == nil
+                ? { record in
+                    var key: [UInt8] = []
+                    var hasNil = false
+                    for path in paths {
+                        let component = record.value(at: path) ?? .null
+                        hasNil = hasNil || component == .null
+                        try component.appendKey(to: &key)
+                    }
+                    return [(key, hasNil)]
+                } : nil
+            return (DerivedDatabaseCheck(.index(index), model: model.name, recomputes: keys != nil), keys)
         }
-        let links = model.schema.links.map { link -> Derived in
+        let links = model.schema.links.map { link -> (DerivedDatabaseCheck, MakeKeys?) in
             // A link's entry is its target's primary key, read from the record as the stored shape says.
             let shape = shape(at: link.property.split(separator: ".").map(String.init))
             let recomputes = (try? link.targetKeys(in: .keyed([]), shape: shape)) != nil
-            return Derived(
-                database: link.database,
-                keys: recomputes
-                    ? { record in try link.targetKeys(in: record, shape: shape)?.map { ($0, false) } ?? [] } : nil,
-                isIndex: false, isUnique: false,
-                targetRecords: link.allowsDangling || !models.contains { $0.name == link.target }
-                    ? nil : DatabaseName.records(link.target),
-                isExclusive: link.isExclusive)
+            let keys: MakeKeys? =
+                recomputes
+                ? { record in try link.targetKeys(in: record, shape: shape)?.map { ($0, false) } ?? [] } : nil
+            return (DerivedDatabaseCheck(.link(link), model: model.name, recomputes: recomputes), keys)
         }
         return indexes + links
     }
