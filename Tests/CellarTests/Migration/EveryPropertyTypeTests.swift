@@ -85,8 +85,9 @@ enum PropertyTypes {
     }
 
     /// Validates what it decodes and refuses anything else: the placeholders of a capture among them.
-    struct Email: Codable, Equatable, Sendable {
+    struct Email: Codable, Comparable, Sendable {
         var address: String
+        static func < (lhs: Email, rhs: Email) -> Bool { lhs.address < rhs.address }
         init(_ address: String) { self.address = address }
         init(from decoder: any Decoder) throws {
             address = try decoder.singleValueContainer().decode(String.self)
@@ -120,6 +121,7 @@ enum PropertyTypes {
         var huge: Int128
         var hugeUnsigned: UInt128?
         var email: Email
+        var emails: ClosedRange<Email>
         var note: String?
         static let schema = Schema<Wide>(autoIncrement: true)
 
@@ -141,7 +143,8 @@ enum PropertyTypes {
                 byPoint: [GridPoint(x: number, y: 1): "here"], pair: Pair(first: number, second: -number),
                 version: Version(major: number, rest: "2.\(number)"), tree: Tree(depths: [0, 0]),
                 span: number..<(number + 10), huge: Int128(number) << 100, hugeUnsigned: UInt128.max - UInt128(number),
-                email: Email("dog\(number)@example.com"), note: nil)
+                email: Email("dog\(number)@example.com"),
+                emails: Email("a\(number)@example.com")...Email("b@example.com"), note: nil)
         }
     }
 }
@@ -173,6 +176,8 @@ struct EveryPropertyTypeTests {
         #expect(schema.property("huge")?.shape == .int)
         #expect(schema.property("span")?.shape == .list(.int))
         #expect(schema.property("email")?.shape == .opaque("Email"))
+        // A range of bounds that refuse placeholders is still a list of two of them.
+        #expect(schema.property("emails")?.shape == .list(.opaque("Email")))
         #expect(schema.properties.last?.name == "note")
     }
 

@@ -103,12 +103,15 @@ extension Dictionary: KnownShape where Key: Decodable, Value: Decodable {
     }
 }
 
-/// Ranges are stored as a list of their two bounds.
+/// Ranges are stored as a list of their two bounds. A range holds its bounds inline, so it cannot contain itself
+/// without a list, optional or dictionary between, which end the capture.
 extension Range: KnownShape where Bound: Decodable {
     static func captured(in context: SchemaCapture.Context, path: [any CodingKey], isRecursive: Bool) throws
         -> (Any, ValueShape)
     {
-        let (bound, shape) = try context.capture(Bound.self, path: path)
+        let (bound, shape) = try SchemaCapture.Refused.wrapping(in: ValueShape.list) {
+            try context.capture(Bound.self, path: path)
+        }
         return (bound..<bound, .list(shape))
     }
 }
@@ -117,7 +120,9 @@ extension ClosedRange: KnownShape where Bound: Decodable {
     static func captured(in context: SchemaCapture.Context, path: [any CodingKey], isRecursive: Bool) throws
         -> (Any, ValueShape)
     {
-        let (bound, shape) = try context.capture(Bound.self, path: path)
+        let (bound, shape) = try SchemaCapture.Refused.wrapping(in: ValueShape.list) {
+            try context.capture(Bound.self, path: path)
+        }
         return (bound...bound, .list(shape))
     }
 }
@@ -126,7 +131,22 @@ extension Link: KnownShape {
     static func captured(in context: SchemaCapture.Context, path: [any CodingKey], isRecursive: Bool) throws
         -> (Any, ValueShape)
     {
-        let (id, _) = try context.capture(Target.ID.self, path: path)
-        return (Link(id: id), .link(Target.storedName))
+        let target = ValueShape.link(Target.storedName)
+        let (id, _) = try SchemaCapture.Refused.wrapping(in: { _ in target }) {
+            try context.capture(Target.ID.self, path: path)
+        }
+        return (Link(id: id), target)
+    }
+}
+
+extension SchemaCapture.Refused {
+    /// Runs `capture`; when it is refused, refuses with the shape `wrap` makes of the refused one, so that a type
+    /// that needs its part's value to make its own keeps its shape (a range of bounds that refuse is still a list).
+    static func wrapping<T>(in wrap: (ValueShape) -> ValueShape, _ capture: () throws -> T) throws -> T {
+        do {
+            return try capture()
+        } catch let refused as SchemaCapture.Refused {
+            throw SchemaCapture.Refused(shape: wrap(refused.shape), failure: refused.failure)
+        }
     }
 }

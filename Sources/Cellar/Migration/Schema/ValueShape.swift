@@ -52,25 +52,25 @@ indirect enum ValueShape: Hashable, Sendable, Codable {
         }
     }
 
-    /// Whether a value of this shape holds a `Decimal` anywhere: a value no index key can order.
-    var holdsDecimal: Bool {
+    /// Whether this shape or one inside it (a field, an element, a key or value) satisfies `test`.
+    func contains(where test: (ValueShape) -> Bool) -> Bool {
+        if test(self) { return true }
         switch self {
-        case .decimal: true
-        case .object(let fields): fields.contains { $0.shape.holdsDecimal }
-        case .list(let element), .dictionary(let element): element.holdsDecimal
-        case .pairs(let key, let value): key.holdsDecimal || value.holdsDecimal
-        default: false
+        case .object(let fields): return fields.contains { $0.shape.contains(where: test) }
+        case .list(let element), .dictionary(let element): return element.contains(where: test)
+        case .pairs(let key, let value): return key.contains(where: test) || value.contains(where: test)
+        default: return false
         }
     }
 
+    /// Whether a value of this shape holds a `Decimal` anywhere: a value no index key can order.
+    var holdsDecimal: Bool { contains { $0 == .decimal } }
+
     /// Whether this shape is, or holds, a type capture did not look into.
     var holdsOpaque: Bool {
-        switch self {
-        case .opaque: true
-        case .object(let fields): fields.contains { $0.shape.holdsOpaque }
-        case .list(let element), .dictionary(let element): element.holdsOpaque
-        case .pairs(let key, let value): key.holdsOpaque || value.holdsOpaque
-        default: false
+        contains {
+            if case .opaque = $0 { return true }
+            return false
         }
     }
 
