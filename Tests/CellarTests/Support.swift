@@ -140,3 +140,9 @@ func mutation(_ round: Int, of bytes: [UInt8], using generator: inout SeededGene
     }
     return mutated
 }
+
+/// The sanitizer this test run was built with (`swift test --sanitize=…`), found by the runtime's entry point.
+enum Sanitizer {
+    static let address = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__asan_init") != nil
+    static let thread = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil
+}

@@ -200,7 +200,11 @@ struct ResultsChangesTests {
         #expect(try await changes.next()?.insertedIDs == [1])
     }
 
-    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/self/status"), "reads Linux's RssAnon"))
+    @Test(
+        .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/status"), "reads Linux's RssAnon"),
+        .disabled(
+            if: Sanitizer.address,
+            "AddressSanitizer keeps freed memory in quarantine: the process's memory says nothing of Cellar's"))
     func memoryStaysFlatOverTenThousandCommitsWhileConsumersSleep() throws {
         // In a process of its own, so that no other test's allocations count: an observer that sleeps 50 ms after
         // each delivery and a callback whose handler never returns, while 10,000 commits go by.

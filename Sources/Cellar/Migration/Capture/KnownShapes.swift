@@ -132,9 +132,8 @@ extension Link: KnownShape {
         -> (Any, ValueShape)
     {
         let target = ValueShape.link(Target.storedName)
-        let (id, _) = try SchemaCapture.Refused.wrapping(in: { _ in target }) {
-            try context.capture(Target.ID.self, path: path)
-        }
+        let (id, _) = try SchemaCapture.Refused.wrapping(
+            in: { _ in target }, { try context.capture(Target.ID.self, path: path) })
         return (Link(id: id), target)
     }
 }

@@ -368,8 +368,12 @@ extension Model {
     /// The captured schema, as stored (encoded), and the changes the `Schema` declares: found once per process.
     static func captured() throws(StoreError) -> CapturedSchema {
         let identity = ObjectIdentifier(Self.self)
-        if let known = capturedSchemas.withLock({ $0[identity] }) { return known }
         let declared = Self.schema
+        if let bytes = capturedSchemas.withLock({ $0[identity] }),
+            let schema = try? JSONDecoder().decode(ModelSchema.self, from: Data(bytes))
+        {
+            return (schema, bytes, declared.declarations)
+        }
         let schema = try captureSchema(declared)
         let bytes: [UInt8]
         do {
@@ -377,9 +381,8 @@ extension Model {
         } catch {
             throw .invalidSchema(model: schema.name, reason: "its captured schema could not be encoded: \(error)")
         }
-        let captured = (schema, bytes, declared.declarations)
-        capturedSchemas.withLock { $0[identity] = captured }
-        return captured
+        capturedSchemas.withLock { $0[identity] = bytes }
+        return (schema, bytes, declared.declarations)
     }
 
     /// Captures the model's schema, as the first opening in a process does.
@@ -420,7 +423,11 @@ extension Model {
 
 typealias CapturedSchema = (schema: ModelSchema, bytes: [UInt8], declarations: SchemaDeclarations)
 
-private let capturedSchemas = Lock<[ObjectIdentifier: CapturedSchema]>([:])
+/// The captured schemas of this process, in their stored form. Kept as bytes rather than as `ModelSchema`s: a
+/// `ValueShape` is an `indirect enum`, whose boxes Swift points to with the case in the pointer's spare bits, and a
+/// process-wide table of them reads to LeakSanitizer as leaked memory (`swift test --sanitize=address`). Decoding one
+/// costs microseconds, once per model an opening registers.
+private let capturedSchemas = Lock<[ObjectIdentifier: [UInt8]]>([:])
 
 extension ModelSchema {
     /// The stored form: JSON with sorted keys, so that equal schemas have equal bytes and `mdb_dump` shows them.
