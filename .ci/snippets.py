@@ -8,6 +8,8 @@ hand: `store`, `folderURL`, `show(_:)`. The modules are the ones `swift build` m
 
 Statements go into an `async` function when they `await`, into a plain one otherwise; values a snippet names and
 never uses are not warned about. A block preceded by `<!-- snippet: apple-only -->` uses SwiftUI or UIKit, which Linux lacks: it is listed, not checked.
+A block preceded by `<!-- snippet: each-line-fails -->` shows what does not compile: each of its lines ends with
+`// error: <words>` and must fail to type-check on its own with a message holding those words.
 
 Usage: swift build && python3 .ci/snippets.py [files...]
 """
@@ -38,7 +40,8 @@ NAME = re.compile(r"\b(struct|enum|class|actor|protocol|func)\s+(\w+)")
 
 
 def blocks(path):
-    """The document's swift blocks in order, each as (first line number, code, whether it is Apple-only)."""
+    """The document's swift blocks in order, each as (first line number, code, its marker: apple-only, each-line-fails or
+    None)."""
     lines = open(path, encoding="utf-8").read().split("\n")
     found, index = [], 0
     while index < len(lines):
@@ -47,8 +50,9 @@ def blocks(path):
             end = start
             while end < len(lines) and lines[end].strip() != "```":
                 end += 1
-            apple_only = index > 0 and "snippet: apple-only" in lines[index - 1]
-            found.append((start + 1, "\n".join(lines[start:end]), apple_only))
+            before = lines[index - 1] if index > 0 else ""
+            marker = next((m for m in ("apple-only", "each-line-fails") if f"snippet: {m}" in before), None)
+            found.append((start + 1, "\n".join(lines[start:end]), marker))
             index = end
         index += 1
     return found
@@ -91,9 +95,9 @@ def check(path, scratch):
     failures, checked, skipped = 0, 0, 0
     known = {}  # declared name -> text, the latest of the document's blocks so far
     imports = set()
-    for number, (line, code, apple_only) in enumerate(blocks(path)):
+    for number, (line, code, marker) in enumerate(blocks(path)):
         where = f"{os.path.relpath(path, ROOT)}:{line}"
-        if apple_only:
+        if marker == "apple-only":
             skipped += 1
             print(f"  skipped {where}: Apple platforms only")
             continue
@@ -101,26 +105,41 @@ def check(path, scratch):
         imports.update(block_imports)
         for key, text in declarations:
             known[key] = text
+
+        def typecheck(name, body):
+            # Pasted into async code when it awaits, into a plain throwing function otherwise.
+            effects = "async throws" if re.search(r"\bawait\b", body) else "throws"
+            unit = (
+                "\n".join(sorted(imports)) + "\n" + PRELUDE + "\n" + "\n\n".join(known.values())
+                + f"\n\n@MainActor func snippet{number}() {effects} {{\n{body}\n}}\n"
+            )
+            folder = os.path.join(scratch, f"{os.path.basename(path)}-{name}")
+            os.makedirs(folder, exist_ok=True)
+            source = os.path.join(folder, "main.swift")
+            open(source, "w", encoding="utf-8").write(unit)
+            return subprocess.run(
+                [
+                    "swiftc", "-typecheck", "-swift-version", "6",
+                    "-I", os.path.join(BUILD, "Modules"),
+                    "-Xcc", "-fmodule-map-file=" + os.path.join(ROOT, "Sources", "CLMDB", "module.modulemap"),
+                    "-load-plugin-executable", os.path.join(BUILD, "CellarMacrosPlugin-tool") + "#CellarMacrosPlugin",
+                    source,
+                ],
+                capture_output=True, text=True)
+
+        if marker == "each-line-fails":
+            for offset, statement in enumerate(s for s in statements if s.strip()):
+                code_part, _, expected = statement.partition("// error: ")
+                result = typecheck(f"{number}-{offset}", "    " + code_part)
+                checked += 1
+                if not expected.strip() or result.returncode == 0 or expected.strip() not in result.stderr:
+                    failures += 1
+                    print(f"  FAILED {where}: `{code_part.strip()}` must fail with \"{expected.strip()}\":\n{result.stderr}")
+                else:
+                    print(f"  ok {where}: `{code_part.strip()}` fails as it says")
+            continue
         body = "\n".join("    " + s if s.strip() else "" for s in statements)
-        # Pasted into async code when it awaits, into a plain throwing function otherwise.
-        effects = "async throws" if re.search(r"\bawait\b", body) else "throws"
-        unit = (
-            "\n".join(sorted(imports)) + "\n" + PRELUDE + "\n" + "\n\n".join(known.values())
-            + f"\n\n@MainActor func snippet{number}() {effects} {{\n{body}\n}}\n"
-        )
-        folder = os.path.join(scratch, f"{os.path.basename(path)}-{number}")
-        os.makedirs(folder, exist_ok=True)
-        source = os.path.join(folder, "main.swift")
-        open(source, "w", encoding="utf-8").write(unit)
-        result = subprocess.run(
-            [
-                "swiftc", "-typecheck", "-swift-version", "6",
-                "-I", os.path.join(BUILD, "Modules"),
-                "-Xcc", "-fmodule-map-file=" + os.path.join(ROOT, "Sources", "CLMDB", "module.modulemap"),
-                "-load-plugin-executable", os.path.join(BUILD, "CellarMacrosPlugin-tool") + "#CellarMacrosPlugin",
-                source,
-            ],
-            capture_output=True, text=True)
+        result = typecheck(str(number), body)
         checked += 1
         # A value a snippet names and does not use is how examples read; any other warning counts.
         warnings = [w for w in result.stderr.split("\n") if "warning:" in w and "[#no-usage]" not in w]

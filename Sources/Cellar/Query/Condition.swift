@@ -148,6 +148,24 @@ public struct Condition<M: Model>: Sendable {
             ranges: nil, rank: .max, valueTest: test)
     }
 
+    /// The text ends with `suffix`; with `options` `.caseInsensitive` or `.diacriticInsensitive` (Realm's
+    /// `ENDSWITH[c]`, `[d]`), both folded first. Checked record by record.
+    public static func hasSuffix(
+        _ path: KeyPath<M, String> & Sendable, _ suffix: String, options: String.CompareOptions = []
+    ) -> Condition {
+        let folding = Index<M>.textFolding(options)
+        let folded = suffix.folding(options: folding, locale: nil)
+        let test: @Sendable (String) -> Bool
+        if folding.isEmpty {
+            test = { (text: String) in text.hasSuffix(suffix) }
+        } else {
+            test = { (text: String) in text.folding(options: folding, locale: nil).hasSuffix(folded) }
+        }
+        return Condition(
+            path: path, description: "\(name(path)) has suffix \(suffix.debugDescription)\(ignoring(folding))",
+            ranges: nil, rank: .max, valueTest: test)
+    }
+
     /// The list holds `element` (Realm's `ANY tags == "errand"`). A multi-entry index on the list
     /// (`.index(\.tags)`) answers it; otherwise it is checked record by record.
     public static func contains<E: Equatable & Encodable & Sendable>(
@@ -305,46 +323,129 @@ func conditionKey<V: Encodable>(_ value: V) throws(StoreError) -> [UInt8] {
 
 // MARK: - Operators on key paths
 
-private func comparison<M: Model, V: Encodable & Sendable>(
-    _ path: KeyPath<M, V> & Sendable, _ symbol: String, _ value: V, rank: Int, equality: Bool = false,
-    negated: Bool = false, range: @escaping ([UInt8]) -> KeyRange?, test: @escaping @Sendable (V, V) -> Bool
-) -> Condition<M> {
-    let ranges = Result { () throws(StoreError) -> [KeyRange] in
-        let key = try conditionKey(value)
-        return range(key).map { [$0] } ?? []
+/// How a property is compared with a value: the words, the index key ranges that hold every match and their rank.
+/// Made here once, for the key-path operators and the parts of a `#Predicate` that are comparisons.
+enum ValueComparison {
+    case equal, notEqual, less, lessOrEqual, greater, greaterOrEqual
+
+    var symbol: String {
+        switch self {
+        case .equal: "=="
+        case .notEqual: "!="
+        case .less: "<"
+        case .lessOrEqual: "<="
+        case .greater: ">"
+        case .greaterOrEqual: ">="
+        }
     }
+
+    /// See `Comparison.rank`; `.max` when no index answers it.
+    var rank: Int {
+        switch self {
+        case .equal: 0
+        case .notEqual: .max
+        default: 4
+        }
+    }
+
+    /// The ranges of index keys that hold every match of a comparison with the value whose key is `key`; `nil` when
+    /// an index cannot answer it. For an optional property (`optional`), `nil`, the lowest key, matches no ordering.
+    func ranges(key: [UInt8], optional: Bool) -> [KeyRange]? {
+        let afterNil = optional ? KeyEncoding.nilComponent.after : nil
+        return switch self {
+        case .equal: [.equal(to: key)]
+        case .notEqual: nil
+        case .less: [KeyRange(lower: afterNil, upper: key)]
+        case .lessOrEqual: [KeyRange(lower: afterNil, upper: key.after)]
+        case .greater: [KeyRange(lower: key.after, upper: nil)]
+        case .greaterOrEqual: [KeyRange(lower: key, upper: nil)]
+        }
+    }
+
+    /// The index ranges of comparing with `value`, or the failure to make its key, thrown when the query runs.
+    func ranges<V: Encodable>(of value: V, optional: Bool) -> Result<[KeyRange], StoreError>? {
+        guard rank != .max else { return nil }
+        return Result { () throws(StoreError) -> [KeyRange] in
+            ranges(key: try conditionKey(value), optional: optional) ?? []
+        }
+    }
+}
+
+private func comparison<M: Model, V: Encodable & Sendable>(
+    _ path: KeyPath<M, V> & Sendable, _ comparison: ValueComparison, _ value: V,
+    test: @escaping @Sendable (V, V) -> Bool
+) -> Condition<M> {
+    let equality = comparison == .equal || comparison == .notEqual
     return Condition(
-        path: path, description: "\(Condition<M>.name(path)) \(symbol) \(Condition<M>.written(value))",
-        ranges: rank == .max ? nil : ranges, rank: rank, equalTo: equality ? [value] : nil, negated: negated,
-        valueTest: { test($0, value) })
+        path: path, description: "\(Condition<M>.name(path)) \(comparison.symbol) \(Condition<M>.written(value))",
+        ranges: comparison.ranges(of: value, optional: false), rank: comparison.rank,
+        equalTo: equality ? [value] : nil, negated: comparison == .notEqual, valueTest: { test($0, value) })
 }
 
 /// The property equals `value` (`\.owner == nil` for a missing optional).
 public func == <M: Model, V: Equatable & Encodable & Sendable>(lhs: KeyPath<M, V> & Sendable, rhs: V) -> Condition<M> {
-    comparison(lhs, "==", rhs, rank: 0, equality: true, range: { .equal(to: $0) }, test: { $0 == $1 })
+    comparison(lhs, .equal, rhs, test: { $0 == $1 })
 }
 
 /// The property differs from `value`. Checked record by record.
 public func != <M: Model, V: Equatable & Encodable & Sendable>(lhs: KeyPath<M, V> & Sendable, rhs: V) -> Condition<M> {
-    comparison(lhs, "!=", rhs, rank: .max, equality: true, negated: true, range: { _ in nil }, test: { $0 != $1 })
+    comparison(lhs, .notEqual, rhs, test: { $0 != $1 })
 }
 
 /// The property is less than `value`: a range of an index on it, when there is one.
 public func < <M: Model, V: Comparable & Encodable & Sendable>(lhs: KeyPath<M, V> & Sendable, rhs: V) -> Condition<M> {
-    comparison(lhs, "<", rhs, rank: 4, range: { KeyRange(lower: nil, upper: $0) }, test: { $0 < $1 })
+    comparison(lhs, .less, rhs, test: { $0 < $1 })
 }
 
 /// The property is at most `value`: a range of an index on it, when there is one.
 public func <= <M: Model, V: Comparable & Encodable & Sendable>(lhs: KeyPath<M, V> & Sendable, rhs: V) -> Condition<M> {
-    comparison(lhs, "<=", rhs, rank: 4, range: { KeyRange(lower: nil, upper: $0.after) }, test: { $0 <= $1 })
+    comparison(lhs, .lessOrEqual, rhs, test: { $0 <= $1 })
 }
 
 /// The property is greater than `value`: a range of an index on it, when there is one.
 public func > <M: Model, V: Comparable & Encodable & Sendable>(lhs: KeyPath<M, V> & Sendable, rhs: V) -> Condition<M> {
-    comparison(lhs, ">", rhs, rank: 4, range: { KeyRange(lower: $0.after, upper: nil) }, test: { $0 > $1 })
+    comparison(lhs, .greater, rhs, test: { $0 > $1 })
 }
 
 /// The property is at least `value`: a range of an index on it, when there is one.
 public func >= <M: Model, V: Comparable & Encodable & Sendable>(lhs: KeyPath<M, V> & Sendable, rhs: V) -> Condition<M> {
-    comparison(lhs, ">=", rhs, rank: 4, range: { KeyRange(lower: $0, upper: nil) }, test: { $0 >= $1 })
+    comparison(lhs, .greaterOrEqual, rhs, test: { $0 >= $1 })
+}
+
+/// The `Bool` property is `false`: `.where(!\.pinned)`. An index on it answers it, as it answers `\.pinned == false`.
+public prefix func ! <M: Model>(operand: KeyPath<M, Bool> & Sendable) -> Condition<M> { operand == false }
+
+// MARK: - Optional properties
+
+/// An optional property ordered against a value: `nil` matches no ordering.
+private func ordering<M: Model, V: Comparable & Encodable & Sendable>(
+    _ path: KeyPath<M, V?> & Sendable, _ comparison: ValueComparison, _ value: V,
+    test: @escaping @Sendable (V, V) -> Bool
+) -> Condition<M> {
+    Condition(
+        path: path, description: "\(Condition<M>.name(path)) \(comparison.symbol) \(Condition<M>.written(value))",
+        ranges: comparison.ranges(of: value, optional: true), rank: comparison.rank,
+        valueTest: { $0.map { test($0, value) } ?? false })
+}
+
+/// The optional property holds a value less than `value`; `nil` does not match.
+public func < <M: Model, V: Comparable & Encodable & Sendable>(lhs: KeyPath<M, V?> & Sendable, rhs: V) -> Condition<M> {
+    ordering(lhs, .less, rhs, test: { $0 < $1 })
+}
+
+/// The optional property holds a value at most `value`; `nil` does not match.
+public func <= <M: Model, V: Comparable & Encodable & Sendable>(lhs: KeyPath<M, V?> & Sendable, rhs: V) -> Condition<M>
+{
+    ordering(lhs, .lessOrEqual, rhs, test: { $0 <= $1 })
+}
+
+/// The optional property holds a value greater than `value`; `nil` does not match.
+public func > <M: Model, V: Comparable & Encodable & Sendable>(lhs: KeyPath<M, V?> & Sendable, rhs: V) -> Condition<M> {
+    ordering(lhs, .greater, rhs, test: { $0 > $1 })
+}
+
+/// The optional property holds a value at least `value`; `nil` does not match.
+public func >= <M: Model, V: Comparable & Encodable & Sendable>(lhs: KeyPath<M, V?> & Sendable, rhs: V) -> Condition<M>
+{
+    ordering(lhs, .greaterOrEqual, rhs, test: { $0 >= $1 })
 }

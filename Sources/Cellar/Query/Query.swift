@@ -37,6 +37,18 @@ public struct Query<M: Model>: Sendable {
         return query
     }
 
+    /// Keeps the records that match, in Realm's type-safe query syntax:
+    /// `where { $0.wordCount > 3 && $0.title.starts(with: "A") }`. The closure builds the same condition as the
+    /// key-path form (`\.wordCount > 3 && .hasPrefix(\.title, "A")`), once, when the query is made: an index answers
+    /// it alike and `explain()` reads the same. See ``QueryRow``.
+    /// A `Bool` property alone is a condition too: `where { $0.pinned }`.
+    public func `where`<C: QueryCondition>(_ build: (QueryRow<M>) -> C) -> Query where C.Root == M {
+        self.where(build(QueryRow()).condition)
+    }
+
+    /// Keeps the records whose `Bool` property is `true`: `.where(\.pinned)`; `.where(!\.pinned)` keeps the others.
+    public func `where`(_ path: KeyPath<M, Bool> & Sendable) -> Query { self.where(path == true) }
+
     /// Keeps the records for which `isIncluded` returns `true`. A closure cannot use an index: it is checked on
     /// every record the rest of the query reads.
     public func filter(_ isIncluded: @escaping @Sendable (M) -> Bool) -> Query { self.where(.matching(isIncluded)) }
