@@ -229,6 +229,18 @@ do {
     let someID = try store.objects(Dog.self).first?.id ?? ""
     say("a condition on the id needs no index: \(try store.objects(Dog.self).where(\.id == someID).explain())")
 
+    heading("The query syntax a Realm or SwiftData user already types")
+    let realmStyle = store.objects(Dog.self).where { $0.age >= 14 && $0.name.starts(with: "Dog 9") }
+    say("Realm's where { $0.age >= 14 && $0.name.starts(with: \"Dog 9\") }: \(try realmStyle.count) dogs")
+    say("  the same plan as the key-path form: \(try realmStyle.explain())")
+    let shiba = Dog.Kind.shiba
+    let swiftDataStyle = store.objects(Dog.self).where(#Predicate { $0.age == 3 && $0.kind == shiba })
+    say("SwiftData's #Predicate { $0.age == 3 && $0.kind == shiba }: \(try swiftDataStyle.count) dogs")
+    say("  \(try swiftDataStyle.explain())")
+    let arithmetic = store.objects(Dog.self).where(#Predicate { $0.age > 10 && $0.age * 2 < 26 })
+    say("a #Predicate part no condition can say is evaluated by Foundation: \(try arithmetic.count) dogs")
+    say("  \(try arithmetic.explain())")
+
     heading("Errors are values you can catch, never crashes")
     do {
         try store.write { tx in

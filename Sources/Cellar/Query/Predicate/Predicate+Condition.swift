@@ -39,10 +39,35 @@ struct PredicateTranslation<M: Model>: Sendable {
 
     /// `expression` as Foundation evaluates it, on each decoded record.
     func evaluated(_ expression: any PredicateExpression<Bool>) -> Condition<M> {
-        let name = String(describing: type(of: expression)).prefix { $0 != "<" }
+        let outline = Self.outline(of: type(of: expression))
         return Condition(
-            path: nil, description: "the #Predicate's \(name) expression", ranges: nil, rank: .max,
+            path: nil, description: "the #Predicate's \(outline) expression", ranges: nil, rank: .max,
             test: evaluation(of: expression))
+    }
+
+    /// An expression's kind and its operands' kinds, for `explain()`: `Comparison(Arithmetic, Value)`.
+    static func outline(of type: Any.Type) -> String {
+        let full = String(describing: type).replacingOccurrences(of: "PredicateExpressions.", with: "")
+        guard let open = full.firstIndex(of: "<") else { return full }
+        // The operands are the top-level generic arguments, each named without its own arguments.
+        var operands: [String] = []
+        var depth = 0
+        var current = ""
+        for character in full[full.index(after: open)...] {
+            switch character {
+            case "<":
+                depth += 1
+            case ">":
+                depth -= 1
+            case "," where depth == 0:
+                operands.append(current)
+                current = ""
+            default:
+                if depth == 0, character != " " { current.append(character) }
+            }
+        }
+        operands.append(current)
+        return full[..<open] + "(" + operands.filter { !$0.isEmpty }.joined(separator: ", ") + ")"
     }
 
     /// Foundation's evaluation of `expression` on a record; a part that throws (a force unwrap of `nil`) is `false`.
