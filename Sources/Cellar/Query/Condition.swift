@@ -135,17 +135,7 @@ public struct Condition<M: Model>: Sendable {
     public static func contains(
         _ path: KeyPath<M, String> & Sendable, _ part: String, options: String.CompareOptions = []
     ) -> Condition {
-        let folding = Index<M>.textFolding(options)
-        let folded = part.folding(options: folding, locale: nil)
-        let test: @Sendable (String) -> Bool
-        if folding.isEmpty {
-            test = { (text: String) in text.contains(part) }
-        } else {
-            test = { (text: String) in text.folding(options: folding, locale: nil).contains(folded) }
-        }
-        return Condition(
-            path: path, description: "\(name(path)) contains \(part.debugDescription)\(ignoring(folding))",
-            ranges: nil, rank: .max, valueTest: test)
+        textTest(path, "contains", part, options: options) { $0.contains($1) }
     }
 
     /// The text ends with `suffix`; with `options` `.caseInsensitive` or `.diacriticInsensitive` (Realm's
@@ -153,16 +143,24 @@ public struct Condition<M: Model>: Sendable {
     public static func hasSuffix(
         _ path: KeyPath<M, String> & Sendable, _ suffix: String, options: String.CompareOptions = []
     ) -> Condition {
+        textTest(path, "has suffix", suffix, options: options) { $0.hasSuffix($1) }
+    }
+
+    /// A test of the text against `part`, both folded as `options` say, that no index answers.
+    private static func textTest(
+        _ path: KeyPath<M, String> & Sendable, _ verb: String, _ part: String, options: String.CompareOptions,
+        _ matches: @escaping @Sendable (String, String) -> Bool
+    ) -> Condition {
         let folding = Index<M>.textFolding(options)
-        let folded = suffix.folding(options: folding, locale: nil)
+        let folded = part.folding(options: folding, locale: nil)
         let test: @Sendable (String) -> Bool
         if folding.isEmpty {
-            test = { (text: String) in text.hasSuffix(suffix) }
+            test = { (text: String) in matches(text, part) }
         } else {
-            test = { (text: String) in text.folding(options: folding, locale: nil).hasSuffix(folded) }
+            test = { (text: String) in matches(text.folding(options: folding, locale: nil), folded) }
         }
         return Condition(
-            path: path, description: "\(name(path)) has suffix \(suffix.debugDescription)\(ignoring(folding))",
+            path: path, description: "\(name(path)) \(verb) \(part.debugDescription)\(ignoring(folding))",
             ranges: nil, rank: .max, valueTest: test)
     }
 

@@ -409,11 +409,11 @@ final class StoreCore: Sendable {
                     + "(\(quoted(unnamed.name))); give it one: .index(\\.property, name: \"…\")")
         }
         // A Decimal has no order-preserving key: refused here, naming the property, not at the first insert.
-        let captured = try M.capturedSchema()
+        let captured = schema.indexes.isEmpty ? nil : try M.capturedSchema()
         for index in schema.indexes {
             for path in index.keyPaths {
                 let property = Index<M>.propertyName(path)
-                if captured.shape(at: property.split(separator: "."))?.holdsDecimal == true {
+                if captured?.shape(at: property.split(separator: "."))?.holdsDecimal == true {
                     throw .invalidSchema(
                         model: name,
                         reason:

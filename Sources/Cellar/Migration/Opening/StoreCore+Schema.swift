@@ -142,7 +142,8 @@ extension StoreCore {
     /// The changes opening with `configuration` would make, model by model.
     private func schemaPlans(for configuration: Configuration, in txn: ReadTransaction) throws -> [ModelSchemaPlan] {
         try configuration.models.map { type in
-            let (captured, capturedBytes, declarations) = try type.captured()
+            let (capturedBytes, declarations) = try type.captured()
+            let captured = try type.capturedSchema()
             var stored: (schema: ModelSchema, name: String)?
             if let bytes = try txn.get(meta, key: Array("schema/\(captured.name)".utf8)),
                 bytes.equals(capturedBytes)
@@ -362,18 +363,23 @@ extension StoreCore {
 }
 
 extension Model {
-    /// The model's schema as opening compares it: captured once per process, as a type cannot change while it runs.
-    static func capturedSchema() throws(StoreError) -> ModelSchema { try captured().schema }
+    /// The model's schema as opening compares it: captured once per process, as a type cannot change while it runs,
+    /// and decoded from its stored form at each call (see `capturedSchemas`).
+    static func capturedSchema() throws(StoreError) -> ModelSchema {
+        let bytes = try captured().bytes
+        do {
+            return try JSONDecoder().decode(ModelSchema.self, from: Data(bytes))
+        } catch {
+            throw .invalidSchema(model: schema.name, reason: "its captured schema could not be read back: \(error)")
+        }
+    }
 
-    /// The captured schema, as stored (encoded), and the changes the `Schema` declares: found once per process.
+    /// The captured schema as stored (encoded), and the changes the `Schema` declares: captured once per process.
+    /// Comparing the bytes with the stored ones, as nearly every opening does, needs no decoding.
     static func captured() throws(StoreError) -> CapturedSchema {
         let identity = ObjectIdentifier(Self.self)
         let declared = Self.schema
-        if let bytes = capturedSchemas.withLock({ $0[identity] }),
-            let schema = try? JSONDecoder().decode(ModelSchema.self, from: Data(bytes))
-        {
-            return (schema, bytes, declared.declarations)
-        }
+        if let bytes = capturedSchemas.withLock({ $0[identity] }) { return (bytes, declared.declarations) }
         let schema = try captureSchema(declared)
         let bytes: [UInt8]
         do {
@@ -382,7 +388,7 @@ extension Model {
             throw .invalidSchema(model: schema.name, reason: "its captured schema could not be encoded: \(error)")
         }
         capturedSchemas.withLock { $0[identity] = bytes }
-        return (schema, bytes, declared.declarations)
+        return (bytes, declared.declarations)
     }
 
     /// Captures the model's schema, as the first opening in a process does.
@@ -421,7 +427,7 @@ extension Model {
 
 }
 
-typealias CapturedSchema = (schema: ModelSchema, bytes: [UInt8], declarations: SchemaDeclarations)
+typealias CapturedSchema = (bytes: [UInt8], declarations: SchemaDeclarations)
 
 /// The captured schemas of this process, in their stored form. Kept as bytes rather than as `ModelSchema`s: a
 /// `ValueShape` is an `indirect enum`, whose boxes Swift points to with the case in the pointer's spare bits, and a
