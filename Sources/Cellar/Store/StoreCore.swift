@@ -273,7 +273,7 @@ final class StoreCore: Sendable {
                 } catch let error as StoreError {
                     // A record the migration left unreadable, or a unique value it made twice, fails the migration.
                     guard let version = reconciliation.migratedTo else { throw error }
-                    throw StoreError.migrationFailed(version: version, reason: "after its steps ran, \(error)")
+                    throw StoreError.migrationFailed(version: version, reason: Self.afterSteps(error))
                 }
             }
         }
@@ -533,5 +533,24 @@ extension StoreCore {
         try run("write a compacted copy of the store into \(directory.path) from") {
             try environment.copy(to: directory.path, compacting: true)
         }
+    }
+}
+
+extension StoreCore {
+    /// What a migration left wrong, in a migration's words: the error is part of a sentence, and its advice is for
+    /// the step, not for an app outside a migration (which `decodingFailed` alone gives).
+    static func afterSteps(_ error: StoreError) -> String {
+        if case .decodingFailed(let model, let id, let field, let reason) = error {
+            let reason = reason.hasSuffix(".") ? String(reason.dropLast()) : reason
+            return
+                "after its steps ran, the stored \(model) with id \(id) could not be decoded at '\(field)' (\(reason)): "
+                + "set '\(field)' in a step for every \(model) record that lacks it, or declare a default for it"
+        }
+        var words = error.description
+        if words.hasSuffix(".") { words.removeLast() }
+        if let first = words.first, words.dropFirst().first?.isLowercase ?? true {
+            words = first.lowercased() + words.dropFirst()
+        }
+        return "after its steps ran, " + words
     }
 }

@@ -133,6 +133,12 @@ struct MigrationTests {
         }
         #expect(forgotten?.version == 2)
         #expect(forgotten?.reason.contains("Pet with id 6") == true && forgotten?.reason.contains("'color'") == true)
+        // In a migration's words: one sentence, advice for the step, no advice to migrate from inside a migration.
+        let failure = #expect(throws: StoreError.self) { try Store(at: folder.url, configuration: forgetful) }
+        let message = failure?.description ?? ""
+        #expect(message.contains("after its steps ran, the stored Pet with id 6 could not be decoded at 'color'"))
+        #expect(message.contains("set 'color' in a step for every Pet record that lacks it, or declare a default"))
+        #expect(!message.contains("raise schemaVersion") && !message.contains(".."), "\(message)")
         // The step gives two pets one name the new model makes unique.
         struct Pet: Model {
             var id: Int64 = 0
