@@ -38,7 +38,9 @@ let package = Package(
             ]
         ),
         .target(name: "CellarMacros", dependencies: ["Cellar", "CellarMacrosPlugin"]),
-        .executableTarget(name: "cellar-demo", dependencies: ["Cellar", "CellarMacros"]),
+        // The first command a newcomer runs: it builds no swift-syntax. The @Record story has its own executable.
+        .executableTarget(name: "cellar-demo", dependencies: ["Cellar"]),
+        .executableTarget(name: "cellar-demo-record", dependencies: ["Cellar", "CellarMacros"]),
         .executableTarget(
             name: "CellarTool",
             dependencies: ["Cellar", "LMDB", .product(name: "ArgumentParser", package: "swift-argument-parser")]

@@ -1,6 +1,5 @@
 // cellar-demo: the stories behind Cellar, end to end on a real store in a temporary folder (kept with --keep).
 import Cellar
-import CellarMacros
 import Foundation
 
 struct Person: Model {
@@ -63,27 +62,6 @@ enum Family {
     }
 
     static let models: [any Model.Type] = [Person.self, Dog.self, Breeder.self, Vet.self]
-}
-
-/// The speed story's dog, read through `Codable` and through generated code: both are stored as "KennelDog", so
-/// either reads the other's records.
-enum Kennel {
-    struct Dog: Model {
-        var id: Int64
-        var name: String
-        var age: Int
-        var owner: Int64?
-        static let schema = Schema<Dog>(name: "KennelDog")
-    }
-
-    @Record
-    struct FastDog: Model {
-        var id: Int64
-        var name: String
-        var age: Int
-        var owner: Int64?
-        static let schema = Schema<FastDog>(name: "KennelDog")
-    }
 }
 
 /// The gallery story's model: properties whose decoders would refuse, or trap on, made-up values.
@@ -491,29 +469,7 @@ do {
     say("to look inside any store without the app: swift run cellar info \(shipped.path)")
     say(keepsStores ? "(--keep: the stores stay there)" : "(run the demo with --keep to keep the stores for that)")
 
-    heading("Faster models: @Record reads and writes the same records without Codable's containers")
-    let kennel = folder.appendingPathComponent("kennel")
-    let kennelDogs = (1...50_000).map {
-        Kennel.Dog(id: Int64($0), name: "Dog \($0)", age: $0 % 15, owner: Int64($0 / 3))
-    }
-    var plainScan = Duration.zero
-    do {
-        let plain = try Store(at: kennel, configuration: .init(models: [Kennel.Dog.self]))
-        try plain.write { tx in for dog in kennelDogs { try tx.insert(dog) } }
-        let clock = ContinuousClock()
-        plainScan = try clock.measure { _ = try plain.objects(Kennel.Dog.self).results() }
-    }
-    let fast = try Store(at: kennel, configuration: .init(models: [Kennel.FastDog.self]))
-    let clock = ContinuousClock()
-    var all: Results<Kennel.FastDog>?
-    let fastScan = try clock.measure { all = try fast.objects(Kennel.FastDog.self).results() }
-    say(
-        "50,000 dogs written through Codable read back through @Record, no migration: \(all?.count ?? 0) dogs, "
-            + "the scan took \(milliseconds(fastScan)) (\(milliseconds(plainScan)) through Codable; "
-            + "in a release build the gap is wider)")
-    let owned = fast.objects(Kennel.FastDog.self).where(\.owner == 1000)
-    say("owner == 1000 has no index; the plan: \(try owned.explain())")
-    say("found \(try owned.results().map(\.name).joined(separator: ", ")), decoding only those three")
+    say("@Record, generated record code, has its own story: swift run cellar-demo-record")
 
     heading("Lists and text, queried as Realm users do")
     let chores = try Store(at: folder.appendingPathComponent("chores"), configuration: .init(models: [Chore.self]))
@@ -547,11 +503,6 @@ do {
 } catch {
     print("cellar-demo failed: \(error)")
     exit(1)
-}
-
-func milliseconds(_ duration: Duration) -> String {
-    let (seconds, attoseconds) = duration.components
-    return "\(Int((Double(seconds) * 1e3 + Double(attoseconds) / 1e15).rounded())) ms"
 }
 
 func alice(in people: Results<Person>) -> Person { people.first { $0.name == "Alice" } ?? people[0] }
