@@ -187,7 +187,7 @@ do {
     say("shibas aged 14 or more, first three by name: " + (try shibas.results()).map(\.name).joined(separator: ", "))
     say("how: \(try shibas.explain())")
     let sevens = store.objects(Dog.self).where(\.age == 7)
-    say("dogs aged 7: \(try sevens.count), counted in the index without reading a record")
+    say("dogs aged 7: \(try sevens.count()), counted in the index without reading a record")
     say(
         "the oldest is \(try store.objects(Dog.self).max(\.age) ?? 0); their average age is "
             + String(format: "%.2f", try store.objects(Dog.self).average(\.age) ?? 0))
@@ -204,19 +204,19 @@ do {
     say(
         "deleted the \(retiredCount) mutts aged 15 by query, as Realm's realm.delete(results) (\(try retired.explain()))"
     )
-    let someID = try store.objects(Dog.self).first?.id ?? ""
+    let someID = try store.objects(Dog.self).first()?.id ?? ""
     say("a condition on the id needs no index: \(try store.objects(Dog.self).where(\.id == someID).explain())")
 
     heading("The query syntax a Realm or SwiftData user already types")
     let realmStyle = store.objects(Dog.self).where { $0.age >= 14 && $0.name.starts(with: "Dog 9") }
-    say("Realm's where { $0.age >= 14 && $0.name.starts(with: \"Dog 9\") }: \(try realmStyle.count) dogs")
+    say("Realm's where { $0.age >= 14 && $0.name.starts(with: \"Dog 9\") }: \(try realmStyle.count()) dogs")
     say("  the same plan as the key-path form: \(try realmStyle.explain())")
     let shiba = Dog.Kind.shiba
     let swiftDataStyle = store.objects(Dog.self).where(#Predicate { $0.age == 3 && $0.kind == shiba })
-    say("SwiftData's #Predicate { $0.age == 3 && $0.kind == shiba }: \(try swiftDataStyle.count) dogs")
+    say("SwiftData's #Predicate { $0.age == 3 && $0.kind == shiba }: \(try swiftDataStyle.count()) dogs")
     say("  \(try swiftDataStyle.explain())")
     let arithmetic = store.objects(Dog.self).where(#Predicate { $0.age > 10 && $0.age * 2 < 26 })
-    say("a #Predicate part no condition can say is evaluated by Foundation: \(try arithmetic.count) dogs")
+    say("a #Predicate part no condition can say is evaluated by Foundation: \(try arithmetic.count()) dogs")
     say("  \(try arithmetic.explain())")
 
     heading("Errors are values you can catch, never crashes")
@@ -284,7 +284,7 @@ do {
     }
     say("Alice owns Taro and Hanako; Bob owns Wanko")
     try family.write { tx in
-        guard var bob = try tx.objects(Family.Person.self).where(\.name == "Bob").first else { return }
+        guard var bob = try tx.objects(Family.Person.self).where(\.name == "Bob").first() else { return }
         bob.dogs.append(Link(id: "wataru"))  // the list first: links are checked when the transaction commits
         try tx.update(bob)
         try tx.insert(Family.Dog(id: "wataru", name: "Wataru", age: 4))
@@ -305,7 +305,7 @@ do {
     say("a screen holds \(screen.count) dogs: " + screen.map(\.name).joined(separator: ", "))
     try family.write { tx in try tx.delete(Family.Dog.self, id: "hanako") }
     say("Hanako was deleted; the screen still holds \(screen.count) dogs and \(screen[0].name) is still readable")
-    if let alice = try family.objects(Family.Person.self).where(\.name == "Alice").first {
+    if let alice = try family.objects(Family.Person.self).where(\.name == "Alice").first() {
         say(
             "Alice's list lost her in the same transaction: "
                 + (try family.resolve(alice.dogs)).map(\.name).joined(separator: ", "))

@@ -103,7 +103,7 @@ case (3, "read-pets"):
         let store = try Store(at: URL(fileURLWithPath: arguments[2]), configuration: .init(models: [Pet.self]))
         let pets = try store.objects(Pet.self).results()
         let indexed =
-            try store.objects(Pet.self).where(\.age == 1).count
+            try store.objects(Pet.self).where(\.age == 1).count()
             + store.objects(Pet.self).where(.hasPrefix(\.name, "pet 1")).results().count
         var digest: UInt64 = 0xCBF2_9CE4_8422_2325
         for pet in pets {
@@ -132,7 +132,7 @@ case (3, "read-only-pets"):
         configuration.readOnly = true
         let store = try Store(at: folder, configuration: configuration)
         print(
-            "read-only: \(try store.count(Pet.self)) pets, \(try store.objects(Pet.self).where(\.age == 1).count) aged 1"
+            "read-only: \(try store.count(Pet.self)) pets, \(try store.objects(Pet.self).where(\.age == 1).count()) aged 1"
         )
         do {
             try store.write { tx in _ = try tx.insert(Pet(name: "new", age: 1)) }

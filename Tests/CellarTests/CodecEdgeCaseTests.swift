@@ -305,7 +305,7 @@ struct CodecEdgeCaseTests {
         let store = try folder.store([Named.self])
         #expect(
             try store.objects(Named.self).where(\.full == "Ada Lovelace").explain().hasPrefix("use index i/Named.full"))
-        #expect(try store.objects(Named.self).where(\.full == "Ada Lovelace").count == 1)
+        #expect(try store.objects(Named.self).where(\.full == "Ada Lovelace").count() == 1)
     }
 
     @Test func aDamagedRecordOfAnIndexedModelCanBeDeleted() throws {

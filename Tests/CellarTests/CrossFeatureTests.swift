@@ -40,16 +40,16 @@ struct CrossFeatureTests {
         // Reopened, queried by both indexes and by the link's backlinks.
         do {
             let store = try folder.store(Self.models)
-            #expect(try store.objects(CrossPet.self).where(\.age >= 3).count == 3)
-            #expect(try store.objects(CrossPet.self).where(.contains(\.tags, "t0")).count == 2)
-            let ann = try #require(try store.objects(CrossOwner.self).where(\.name == "Ann").first)
+            #expect(try await store.objects(CrossPet.self).where(\.age >= 3).count() == 3)
+            #expect(try await store.objects(CrossPet.self).where(.contains(\.tags, "t0")).count() == 2)
+            let ann = try #require(try await store.objects(CrossOwner.self).where(\.name == "Ann").first())
             #expect(
                 try await store.objects(CrossPet.self).results().filter { $0.id.hasPrefix("Ann") }.count
                     == ann.pets.count)
             try expectSound(store, "after reopening")
         }
         // A migration that touches both models.
-        let store = try Store(
+        let store = try await Store(
             at: folder.url,
             configuration: .init(
                 models: Self.models, schemaVersion: 2,
@@ -62,7 +62,7 @@ struct CrossFeatureTests {
                     }
                 ]))
         #expect(try await store.objects(CrossPet.self).results().allSatisfy { $0.note == "v2" })
-        #expect(try store.objects(CrossOwner.self).where(\.name == "Ann!").count == 1)
+        #expect(try await store.objects(CrossOwner.self).where(\.name == "Ann!").count() == 1)
         try expectSound(store, "after the migration")
 
         // Observation of the pets while an owner is deleted: its pets go by the cascade.
@@ -70,7 +70,7 @@ struct CrossFeatureTests {
         let initial = try #require(try await changes.next())
         #expect(initial.results.count == 6)
         try await store.write { tx in
-            let bo = try #require(try tx.objects(CrossOwner.self).where(\.name == "Bo!").first)
+            let bo = try #require(try tx.objects(CrossOwner.self).where(\.name == "Bo!").first())
             try tx.delete(CrossOwner.self, id: bo.id)
         }
         let change = try #require(try await changes.next())
@@ -80,13 +80,13 @@ struct CrossFeatureTests {
 
         // An owned pet moved to a new owner in one transaction stays; the tool reads and checks it all.
         try await store.write { tx in
-            var ann = try #require(try tx.objects(CrossOwner.self).where(\.name == "Ann!").first)
+            var ann = try #require(try tx.objects(CrossOwner.self).where(\.name == "Ann!").first())
             let moved = ann.pets.removeLast()
             try tx.update(ann)
             var cy = CrossOwner(name: "Cy", pets: [moved])
             try tx.insert(&cy)
         }
-        #expect(try store.count(CrossPet.self) == 3)
+        #expect(try await store.count(CrossPet.self) == 3)
         try expectSound(store, "after the move")
         let dump = try CellarToolTests.cellar("dump", folder.url.path, "CrossPet", "--json")
         #expect(dump.status == 0 && dump.output.contains("Asia/Tokyo"), "\(dump.errors)")

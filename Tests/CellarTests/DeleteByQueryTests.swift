@@ -45,7 +45,7 @@ struct DeleteByQueryTests {
         let store = try Self.kennel()
         let deleted = try store.write { tx in try tx.delete(tx.objects(Pet.self).where(\.age == 3)) }
         #expect(deleted == 4)
-        #expect(try store.objects(Pet.self).where(\.age == 3).count == 0)
+        #expect(try store.objects(Pet.self).where(\.age == 3).count() == 0)
         #expect(try store.count(Pet.self) == 36)
         // Every owner's list lost its pet aged 3 (the link's target rule), and the indexes agree with the records.
         #expect(try store.objects(Owner.self).results().allSatisfy { $0.pets.count == 9 })
@@ -85,7 +85,7 @@ struct DeleteByQueryTests {
         // The two youngest by age, then id: a sort and a limit choose, as for results.
         let youngest = try store.objects(Pet.self).sorted(by: \.age).limit(2).results().map(\.id)
         #expect(try store.write { tx in try tx.delete(tx.objects(Pet.self).sorted(by: \.age).limit(2)) } == 2)
-        #expect(try store.objects(Pet.self).where(.in(\.id, youngest)).count == 0)
+        #expect(try store.objects(Pet.self).where(.in(\.id, youngest)).count() == 0)
         #expect(try store.count(Pet.self) == 34)
     }
 
@@ -95,7 +95,7 @@ struct DeleteByQueryTests {
         #expect(young.count == 8)
         try store.write { tx in _ = try tx.delete(Pet.self, id: young[0].id) }
         #expect(try store.write { tx in try tx.delete(young) } == 7)
-        #expect(try store.objects(Pet.self).where(\.age < 2).count == 0)
+        #expect(try store.objects(Pet.self).where(\.age < 2).count() == 0)
     }
 
     /// A record the query does not match is damaged behind Cellar's back: a query an index decides deletes without

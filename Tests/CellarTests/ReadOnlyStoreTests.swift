@@ -18,7 +18,7 @@ struct ReadOnlyStoreTests {
     @discardableResult
     static func pets(in folder: TemporaryFolder) throws -> (count: Int, agedOne: Int) {
         let store = try PageCheckTests.varied(in: folder)
-        return (try store.count(Pet.self), try store.objects(Pet.self).where(\.age == 1).count)
+        return (try store.count(Pet.self), try store.objects(Pet.self).where(\.age == 1).count())
     }
 
     @Test func aReadOnlyStoreReadsEverythingAndRefusesWrites() throws {
@@ -29,7 +29,7 @@ struct ReadOnlyStoreTests {
             let store = try Store(at: folder.url, configuration: Self.readOnly([Pet.self]))
             #expect(try store.count(Pet.self) == count)
             #expect(try store.objects(Pet.self).where(\.age == 1).explain().contains("i/Pet.age"))
-            #expect(try store.objects(Pet.self).where(\.age == 1).count == agedOne)
+            #expect(try store.objects(Pet.self).where(\.age == 1).count() == agedOne)
             #expect(try store.object(Pet.self, id: 3)?.name == "pet 2")
             #expect(try store.verifyIntegrity().isConsistent)
             #expect(throws: StoreError.readOnly(path: folder.url.path, reason: "a write was asked of it")) {

@@ -45,7 +45,7 @@ struct ResultsTests {
     }
 
     @Test func manyReadersOnManyTasksWhileAWriterCommits() async throws {
-        let store = try Store.inMemory(.init(models: [Dog.self]))
+        let store = try await Store.inMemory(.init(models: [Dog.self]))
         try await store.write { tx in for i in 0..<100 { try tx.insert(Dog(name: "seed \(i)", age: i)) } }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -70,7 +70,7 @@ struct ResultsTests {
             }
             try await group.waitForAll()
         }
-        #expect(try store.count(Dog.self) == 100 + 100 * 5)
+        #expect(try await store.count(Dog.self) == 100 + 100 * 5)
     }
 
     @Test func aStoreThatDoesNotDecodeInParallelKeepsEachQueryOnItsThread() throws {

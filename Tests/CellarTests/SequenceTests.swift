@@ -91,7 +91,7 @@ struct SequenceTests {
     }
 
     @Test func idsStayUniqueAcrossThreads() async throws {
-        let store = try Store.inMemory(.init(models: [Ticket.self]))
+        let store = try await Store.inMemory(.init(models: [Ticket.self]))
         let perThread = 200
         let ids = try await withThrowingTaskGroup(of: [Int64].self) { group in
             for thread in 0..<4 {

@@ -32,10 +32,10 @@ struct StoreTests {
             (try tx.delete(Note.self, id: "b"), try tx.delete(Note.self, id: "b"))
         }
         #expect(deleted == (true, false))
-        #expect(try store.objects(Note.self).count == 2)
+        #expect(try store.objects(Note.self).count() == 2)
         #expect(try store.write { tx in try tx.deleteAll(Note.self) } == 2)
         #expect(try store.count(Note.self) == 0)
-        #expect(try store.objects(Note.self).first == nil)
+        #expect(try store.objects(Note.self).first() == nil)
     }
 
     @Test func typedErrorsForDuplicatesAndMissingRecords() throws {
@@ -221,7 +221,7 @@ struct StoreTests {
     }
 
     @Test func asyncWriteRunsOnTheWriterQueue() async throws {
-        let store = try Store.inMemory(.init(models: [Dog.self]))
+        let store = try await Store.inMemory(.init(models: [Dog.self]))
         let ids = try await withThrowingTaskGroup(of: Int64.self) { group in
             for i in 0..<50 {
                 group.addTask { try await store.write { tx in try tx.insert(Dog(name: "d\(i)", age: i)).id } }

@@ -112,7 +112,7 @@ struct TextFoldingTests {
         #expect(
             try store.objects(Member.self).sorted(by: \.name).explain() == "read index i/Member.name in ascending order"
         )
-        #expect(try store.objects(Member.self).where(.equals(\.name, "taro", options: .caseInsensitive)).count == 3)
+        #expect(try store.objects(Member.self).where(.equals(\.name, "taro", options: .caseInsensitive)).count() == 3)
     }
 
     @Test func aCaseInsensitiveUniqueIndexRefusesTheSameAddressInOtherCase() throws {

@@ -35,3 +35,16 @@ extension Query {
     )
     public func filter(_ predicateFormat: String, _ arguments: Any...) -> Query { self }
 }
+
+/// Realm's `Results` is a live collection to iterate; a `Query` reads nothing until it runs. `for dog in query`,
+/// `query.map(…)` and any use of a query as a `Sequence` point at `results()`, which returns the frozen collection.
+@available(*, unavailable, message: "a Query reads nothing until it runs: iterate try query.results()")
+extension Query: Sequence {
+    /// Never made: the conformance is unavailable.
+    public struct Iterator: IteratorProtocol {
+        public mutating func next() -> M? { nil }
+    }
+
+    /// Never called: the conformance is unavailable.
+    public func makeIterator() -> Iterator { Iterator() }
+}

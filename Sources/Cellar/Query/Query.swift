@@ -1,5 +1,5 @@
 /// A description of which records to read and how to shape them. Making one does no I/O; it runs when asked for
-/// `results()`, `first`, `count`, an aggregate, or `explain()` (and in async code `await` forms of the first three).
+/// `results()`, `first()`, `count()`, an aggregate, or `explain()`; in async code each has an `async` form of the same name.
 ///
 /// ```swift
 /// let adults = try store.objects(Dog.self).where(\.age >= 3 && \.kind == .shiba).sorted(by: \.name).results()
@@ -98,31 +98,25 @@ public struct Query<M: Model>: Sendable {
         }
     }
 
-    /// The first matching record in the query's order, or `nil` (Realm's `first`). In async code,
-    /// `try await first()` reads off the cooperative pool.
-    public var first: M? {
-        get throws(StoreError) {
-            try limit(1).run { (context) throws(StoreError) in
-                try limit(1).execute(in: context, info: context.store.info(for: M.self)).first
-            }
+    /// The first matching record in the query's order, or `nil` (Realm's `first`).
+    public func first() throws(StoreError) -> M? {
+        try limit(1).run { (context) throws(StoreError) in
+            try limit(1).execute(in: context, info: context.store.info(for: M.self)).first
         }
     }
 
     /// How many records match (Realm's `count`). Read from the index without decoding records when one indexed
-    /// condition is the whole predicate, and from the database header when there is no predicate. In async code,
-    /// `try await count()` reads off the cooperative pool.
-    public var count: Int {
-        get throws(StoreError) {
-            try run { (context) throws(StoreError) in
-                let info = try context.store.info(for: M.self)
-                let total: Int
-                if let counted = try countWithoutReading(in: context, info: info) {
-                    total = counted
-                } else {
-                    total = try offset(0).limit(.max).execute(in: context, info: info).count
-                }
-                return Swift.max(0, Swift.min(total - skipCount, limitCount ?? .max))
+    /// condition is the whole predicate, and from the database header when there is no predicate.
+    public func count() throws(StoreError) -> Int {
+        try run { (context) throws(StoreError) in
+            let info = try context.store.info(for: M.self)
+            let total: Int
+            if let counted = try countWithoutReading(in: context, info: info) {
+                total = counted
+            } else {
+                total = try offset(0).limit(.max).execute(in: context, info: info).count
             }
+            return Swift.max(0, Swift.min(total - skipCount, limitCount ?? .max))
         }
     }
 
@@ -184,7 +178,7 @@ public struct Query<M: Model>: Sendable {
     private func extreme<V: Comparable & Encodable & Sendable>(
         _ path: KeyPath<M, V> & Sendable, ascending: Bool
     ) throws(StoreError) -> V? {
-        try sorted(by: path, ascending: ascending).first?[keyPath: path]
+        try sorted(by: path, ascending: ascending).first()?[keyPath: path]
     }
 }
 

@@ -134,6 +134,21 @@ extension Query {
     }
 
     /// The keys of the records that link to the filter's targets, each once, in key order.
+    /// The one record a `linking(to:via:)` query finds through an exclusive link, or `nil`.
+    ///
+    /// - Throws: `StoreError.linkNotExclusive` when the link is not declared `exclusive`.
+    func exclusiveBacklink() throws(StoreError) -> M? {
+        try run { (context) throws(StoreError) in
+            let info = try context.store.info(for: M.self)
+            if let filter = linkFilter, case .success(let position) = filter.position,
+                !info.links[position].isExclusive
+            {
+                throw .linkNotExclusive(link: info.links[position].label)
+            }
+            return try limit(1).execute(in: context, info: info).first
+        }
+    }
+
     func linkingKeys(_ filter: LinkFilter<M>, link: LinkInfo, in context: ReadScope) throws(StoreError) -> [[UInt8]] {
         let targets = try filter.targets(context)
         if targets.count == 1 { return try context.sources(linkingTo: targets[0], via: link) }

@@ -38,14 +38,7 @@ extension ReadScope {
     public func backlink<S: Model, P: LinkProperty>(
         to target: P.Target, via path: KeyPath<S, P> & Sendable
     ) throws(StoreError) -> S? {
-        let query = objects(S.self).linking(to: target, via: path)
-        let info = try store.info(for: S.self)
-        if let filter = query.linkFilter, case .success(let position) = filter.position,
-            !info.links[position].isExclusive
-        {
-            throw .linkNotExclusive(link: info.links[position].label)
-        }
-        return try query.first
+        try objects(S.self).linking(to: target, via: path).exclusiveBacklink()
     }
 
     /// The distinct target keys of one link property of `value`, in the order they first appear.

@@ -30,8 +30,15 @@ public final class Store: Sendable {
         try self.init(directory: directory, configuration: configuration, removeOnClose: false)
     }
 
-    private init(directory: URL, configuration: Configuration, removeOnClose: Bool) throws(StoreError) {
-        let (core, models) = try Self.open(directory, configuration: configuration, removeOnClose: removeOnClose)
+    private convenience init(directory: URL, configuration: Configuration, removeOnClose: Bool) throws(StoreError) {
+        self.init(
+            opened: try Self.open(directory, configuration: configuration, removeOnClose: removeOnClose),
+            configuration: configuration)
+    }
+
+    /// A `Store` for a file `open` opened and the models it registered.
+    init(opened: (core: StoreCore, models: [ObjectIdentifier: ModelInfo]), configuration: Configuration) {
+        let (core, models) = opened
         self.core = core
         self.configuration = configuration
         self.models = models

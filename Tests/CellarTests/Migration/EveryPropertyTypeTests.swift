@@ -249,7 +249,7 @@ struct EveryPropertyTypeTests {
             let store = try folder.store([Wide.self])
             try await store.write { tx in for var wide in (1...3).map(Wide.sample) { try tx.insert(&wide) } }
         }
-        let store = try Store(
+        let store = try await Store(
             at: folder.url,
             configuration: .init(
                 models: [Wide.self], schemaVersion: 2,
@@ -276,7 +276,7 @@ struct EveryPropertyTypeTests {
         }
         let change = try #require(try await changes.next())
         #expect(change.modifications == [1] && change.results[1].shape == .circle(radius: 4))
-        #expect(try store.verifyIntegrity().problems == [])
+        #expect(try await store.verifyIntegrity().problems == [])
     }
 
     indirect enum Tree: Codable, Equatable, Sendable {

@@ -54,7 +54,7 @@ struct MigrationLinkTests {
             try migration.enumerateRecords(ofType: "Person") { person in try person.set("dogs", to: [String]()) }
         }
         #expect(try store.count(Dog.self) == 0)
-        #expect(try store.objects(Person.self).first?.dogs == [])
+        #expect(try store.objects(Person.self).first()?.dogs == [])
         #expect(try store.verifyIntegrity().problems == [])
     }
 

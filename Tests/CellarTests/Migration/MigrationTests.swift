@@ -264,7 +264,7 @@ struct MigrationTests {
     @Test func aStoreWrittenByAnotherProcessMigratesHere() throws {
         #expect(try helperOutput(["pets-v1", folder.url.path, "50"]) == "ok\n")
         let store = try Store(at: folder.url, configuration: petConfiguration(2))
-        #expect(try store.objects(V2.Pet.self).where(\.color == "grey").count == 25)
+        #expect(try store.objects(V2.Pet.self).where(\.color == "grey").count() == 25)
     }
 
     @Test func aProcessWhoseStoreAnotherProcessMigratedGetsAClearError() throws {

@@ -184,7 +184,7 @@ struct SchemaChangeTests {
         }
         do {
             let store = try folder.store([Removed.Pet.self])
-            #expect(try store.objects(Removed.Pet.self).count == 3)
+            #expect(try store.objects(Removed.Pet.self).count() == 3)
         }
         do {
             let store = try folder.store([ReAdded.Pet.self])
@@ -273,7 +273,7 @@ struct SchemaChangeTests {
             }
         }
         let removed = try folder.store([Nested.V2.self])
-        #expect(try removed.objects(Nested.V2.self).count == 3)
+        #expect(try removed.objects(Nested.V2.self).count() == 3)
     }
 
     @Test func aNestedFieldAddedBackWithAnotherKindIsClearedInObjectsListsAndDictionaries() throws {

@@ -36,7 +36,7 @@ struct OtherProcessCommitsTests {
     @Test(arguments: Meanwhile.allCases, Looking.allCases)
     func everyCommitOfAnotherProcessReachesTheObserver(_ meanwhile: Meanwhile, _ looking: Looking) async throws {
         let folder = TemporaryFolder()
-        let store = try Store(
+        let store = try await Store(
             at: folder.url, configuration: .init(models: [Ticket.self, Other.self], durability: .none))
         if looking == .pollAlone { store.core.readOtherProcessesCommits(watchingTheFile: false) }
 

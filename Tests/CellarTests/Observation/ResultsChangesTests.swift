@@ -177,9 +177,9 @@ struct ResultsChangesTests {
         for id in 1...30 { try await store.write { tx in try tx.insert(Item(id: id, rank: id, tag: "a")) } }
         let copyFolder = TemporaryFolder()
         let copyURL = copyFolder.url.appendingPathComponent("copy")
-        try store.compact(to: copyURL)
+        try await store.compact(to: copyURL)
         // The copy starts again at version 1: log entries of versions 2...31 would be read as its own commits.
-        let copy = try Store(at: copyURL, configuration: .init(models: [Item.self, Other.self]))
+        let copy = try await Store(at: copyURL, configuration: .init(models: [Item.self, Other.self]))
         let newest = copy.version.rawValue
         let stale = try await copy.read { snapshot in
             var keys: [UInt64] = []

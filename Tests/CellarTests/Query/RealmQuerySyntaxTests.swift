@@ -189,7 +189,7 @@ struct RealmQuerySyntaxTests {
         let store = try SyntaxNote.seeded(in: folder)
         let pinned = (1...40).filter { $0 % 3 == 0 }
         #expect(try store.objects(SyntaxNote.self).where(\.pinned).results().map(\.id) == pinned)
-        #expect(try store.objects(SyntaxNote.self).where(!\.pinned).count == 40 - pinned.count)
+        #expect(try store.objects(SyntaxNote.self).where(!\.pinned).count() == 40 - pinned.count)
         #expect(try store.objects(SyntaxNote.self).where { $0.pinned }.results().map(\.id) == pinned)
     }
 

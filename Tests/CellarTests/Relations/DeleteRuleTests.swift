@@ -32,7 +32,7 @@ struct DeleteRuleTests {
         try store.write { tx in try tx.delete(Owner.self, id: 1) }
         #expect(try store.objects(Pet.self).results().map(\.id) == [2])
         #expect(try store.objects(Toy.self).results().map(\.id) == [3])
-        #expect(try store.objects(Pet.self).where(\.age == 1).count == 1)
+        #expect(try store.objects(Pet.self).where(\.age == 1).count() == 1)
         try expectConsistent(store)
     }
 
@@ -197,7 +197,7 @@ struct DeleteRuleTests {
         // Removed from its last album and not added anywhere: deleted at the commit, by its delete rules.
         try store.write { tx in
             try tx.update(Album(id: 2, photos: []))
-            #expect(try tx.objects(Photo.self).count == 3)
+            #expect(try tx.objects(Photo.self).count() == 3)
         }
         #expect(try store.objects(Photo.self).results().map(\.id) == [2, 3])
         try expectConsistent(store)
@@ -212,7 +212,7 @@ struct DeleteRuleTests {
         let strays = store.objects(Pet.self).notLinked(from: \Owner.pets)
         #expect(try strays.results().map(\.id) == [2, 4])
         #expect(try strays.where(\.age > 2).results().map(\.id) == [4])
-        #expect(try strays.count == 2)
+        #expect(try strays.count() == 2)
         #expect(try strays.explain() == "scan r/Pet, then skip the records in backlink index b/Owner.pets")
         // A list replaced by an update leaves its old targets as orphans (realm-core #746): they are found.
         try store.write { tx in try tx.update(Owner(id: 1, pets: [Link(id: 3)])) }

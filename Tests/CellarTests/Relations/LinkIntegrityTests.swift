@@ -27,7 +27,7 @@ struct LinkIntegrityTests {
             alice.dogs.removeAll { $0.id == "ghost" }
             try tx.update(alice)
         }
-        #expect(try store.objects(Person.self).first?.dogs == [Link(id: "taro")])
+        #expect(try store.objects(Person.self).first()?.dogs == [Link(id: "taro")])
         #expect(try store.verifyIntegrity().problems == [])
     }
 

@@ -67,7 +67,7 @@ struct LinkQueryOrderTests {
                     let answer = expected(members, in: clubs, ageAscending: ageAscending, nameAscending: nameAscending)
                     let what = "clubs \(clubs.sorted()), age \(ageAscending), name \(String(describing: nameAscending))"
                     #expect(answer.count > 100, "\(what)")
-                    #expect(try query.first == answer.first, "\(what)")
+                    #expect(try query.first() == answer.first, "\(what)")
                     #expect(try query.limit(9).results().map(\.id) == answer.prefix(9).map(\.id), "\(what)")
                     #expect(
                         try query.offset(20).limit(15).results().map(\.id) == answer.dropFirst(20).prefix(15).map(\.id),
@@ -75,7 +75,7 @@ struct LinkQueryOrderTests {
                     #expect(try query.results().map(\.id) == answer.map(\.id), "\(what)")
                     // A condition checked on each record keeps the same order.
                     let older = answer.filter { $0.age >= 2 }
-                    #expect(try query.where(\.age >= 2).first == older.first, "\(what)")
+                    #expect(try query.where(\.age >= 2).first() == older.first, "\(what)")
                     #expect(try query.where(\.age >= 2).limit(5).results().map(\.id) == older.prefix(5).map(\.id))
                 }
             }

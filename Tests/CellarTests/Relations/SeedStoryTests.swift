@@ -32,7 +32,7 @@ struct SeedStoryTests {
         let taro = try #require(try store.object(Dog.self, id: "taro"))
         #expect(try store.backlink(to: taro, via: \Person.dogs)?.name == "Alice")
         #expect(try store.backlinks(to: taro, via: \Person.dogs).map(\.name) == ["Alice"])
-        let alice = try #require(try store.objects(Person.self).where(\.name == "Alice").first)
+        let alice = try #require(try store.objects(Person.self).where(\.name == "Alice").first())
         #expect(try store.resolve(alice.dogs).map(\.name) == ["Taro", "Hanako"])
         #expect(try store.object(alice.dogs[1])?.name == "Hanako")
         try expectConsistent(store)
@@ -42,7 +42,7 @@ struct SeedStoryTests {
         let folder = TemporaryFolder()
         let store = try seeded(folder)
         try store.write { tx in
-            var bob = try #require(try tx.objects(Person.self).where(\.name == "Bob").first)
+            var bob = try #require(try tx.objects(Person.self).where(\.name == "Bob").first())
             // The list is saved before the dog exists: links are checked when the transaction commits.
             bob.dogs.append(Link(id: "wataru"))
             try tx.update(bob)
@@ -50,7 +50,7 @@ struct SeedStoryTests {
         }
         let wataru = try #require(try store.object(Dog.self, id: "wataru"))
         #expect(try store.backlink(to: wataru, via: \Person.dogs)?.name == "Bob")
-        let bob = try #require(try store.objects(Person.self).where(\.name == "Bob").first)
+        let bob = try #require(try store.objects(Person.self).where(\.name == "Bob").first())
         #expect(try store.resolve(bob.dogs).map(\.name) == ["Wanko", "Wataru"])
         try expectConsistent(store)
     }
@@ -67,8 +67,8 @@ struct SeedStoryTests {
         let owners = store.objects(Person.self).backlinking(oldDogs, via: \.dogs)
         // Alice owns two old dogs and comes once; Bob's dog is young; Dave has none.
         #expect(try owners.results().map(\.name) == ["Alice", "Carol"])
-        #expect(try owners.count == 2)
-        #expect(try owners.sorted(by: \.name, ascending: false).first?.name == "Carol")
+        #expect(try owners.count() == 2)
+        #expect(try owners.sorted(by: \.name, ascending: false).first()?.name == "Carol")
         #expect(try owners.where(\.name == "Alice").results().map(\.name) == ["Alice"])
         let plan = try owners.explain()
         #expect(plan.contains("read backlink index b/Person.dogs"), "\(plan)")
@@ -90,7 +90,7 @@ struct SeedStoryTests {
         #expect(dogs.count == 3)
         #expect(dogs[0].name == "Hanako")
         #expect(try store.object(Link<Dog>(dogs[0])) == nil)
-        let alice = try #require(try store.objects(Person.self).where(\.name == "Alice").first)
+        let alice = try #require(try store.objects(Person.self).where(\.name == "Alice").first())
         #expect(alice.dogs == [Link(id: "taro")])
         #expect(try dogs.latest().map(\.name) == ["Taro", "Wanko"])
         try expectConsistent(store)
@@ -117,16 +117,16 @@ struct SeedStoryTests {
         }
         let chess = Club(id: 1)
         let members = store.objects(Member.self).linking(to: chess, via: \.clubs)
-        #expect(try members.count == 10)
-        #expect(try members.where(\.age > 10).count == 5)
+        #expect(try members.count() == 10)
+        #expect(try members.where(\.age > 10).count() == 5)
         #expect(try members.sorted(by: \.age, ascending: false).limit(2).results().map(\.id) == [20, 18])
-        #expect(try members.first?.id == 2)
+        #expect(try members.first()?.id == 2)
         #expect(try store.backlinks(to: chess, via: \Member.clubs).count == 10)
         #expect(try members.explain() == "read backlink index b/Member.clubs for Club 1")
         // Inside a transaction the same calls see its own writes.
         try store.write { tx in
             try tx.insert(Member(id: 21, name: "m21", age: 21, clubs: [Link(id: 1)]))
-            #expect(try tx.objects(Member.self).linking(to: chess, via: \.clubs).count == 11)
+            #expect(try tx.objects(Member.self).linking(to: chess, via: \.clubs).count() == 11)
             #expect(try tx.backlinks(to: chess, via: \Member.clubs).last?.id == 21)
         }
         try expectConsistent(store)
@@ -136,11 +136,11 @@ struct SeedStoryTests {
         let folder = TemporaryFolder()
         let store = try seeded(folder)
         try store.write { tx in
-            var alice = try #require(try tx.objects(Person.self).where(\.name == "Alice").first)
+            var alice = try #require(try tx.objects(Person.self).where(\.name == "Alice").first())
             alice.dogs.append(Link(id: "taro"))
             try tx.update(alice)
         }
-        let alice = try #require(try store.objects(Person.self).where(\.name == "Alice").first)
+        let alice = try #require(try store.objects(Person.self).where(\.name == "Alice").first())
         #expect(try store.resolve(alice.dogs).map(\.name) == ["Taro", "Hanako", "Taro"])
         let taro = try #require(try store.object(Dog.self, id: "taro"))
         #expect(try store.backlinks(to: taro, via: \Person.dogs).map(\.name) == ["Alice"])
@@ -179,7 +179,7 @@ struct SeedStoryTests {
         #expect(try store.count(Person.self) == 2)
         // Moving a dog inside one transaction is fine: out of one list, then into another.
         try store.write { tx in
-            var alice = try #require(try tx.objects(Person.self).where(\.name == "Alice").first)
+            var alice = try #require(try tx.objects(Person.self).where(\.name == "Alice").first())
             alice.dogs.removeAll { $0.id == "taro" }
             try tx.update(alice)
             try tx.insert(Person(name: "Eve", dogs: [Link(id: "taro")]))

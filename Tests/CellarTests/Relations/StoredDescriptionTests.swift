@@ -38,7 +38,7 @@ struct StoredDescriptionTests {
         #expect(try dogsOnly.object(Dog.self, id: "hana") == nil)
         // Through a Store that names Person, the link's rule is followed.
         try full.write { tx in try tx.delete(Dog.self, id: "taro") }
-        #expect(try full.objects(Person.self).first?.dogs == [])
+        #expect(try full.objects(Person.self).first()?.dogs == [])
         #expect(try full.verifyIntegrity().problems == [])
     }
 

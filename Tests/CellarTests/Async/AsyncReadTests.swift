@@ -15,13 +15,13 @@ struct AsyncReadTests {
         return store
     }
 
-    @Test func countAndFirstAreProperties() throws {
+    @Test func countAndFirstAreMethods() throws {
         let store = try Self.kennel()
         let threes = store.objects(Dog.self).where(\.age == 3)
-        #expect(try threes.count == 10)
-        #expect(try threes.first?.name == "Dog 3")
-        #expect(try store.objects(Dog.self).where(\.age == 9).first == nil)
-        #expect(try store.objects(Dog.self).count == 50)
+        #expect(try threes.count() == 10)
+        #expect(try threes.first()?.name == "Dog 3")
+        #expect(try store.objects(Dog.self).where(\.age == 9).first() == nil)
+        #expect(try store.objects(Dog.self).count() == 50)
     }
 
     @Test func asyncFormsGiveWhatTheBlockingOnesGive() async throws {
@@ -31,7 +31,7 @@ struct AsyncReadTests {
         #expect(try await threes.count() == 10)
         #expect(try await threes.first()?.name == "Dog 13")
         let (people, dogs) = try await store.read { snapshot in
-            (try snapshot.objects(Dog.self).where(\.age == 1).count, try snapshot.count(Dog.self))
+            (try snapshot.objects(Dog.self).where(\.age == 1).count(), try snapshot.count(Dog.self))
         }
         #expect(people == 10 && dogs == 50)
         // Errors keep their type.
