@@ -9,7 +9,7 @@ enum RecordDiagnostic: DiagnosticMessage {
     case customEncoding
     case propertyWrapper(property: String, wrapper: String)
     case lazyProperty(property: String)
-    case missingType(property: String)
+    case missingType(property: String, inferred: String?)
     case destructuring
     case conditionalMembers
 
@@ -34,7 +34,10 @@ enum RecordDiagnostic: DiagnosticMessage {
         case .lazyProperty(let property):
             "'\(property)' is lazy, which Codable cannot store either; make it a plain stored property or a "
                 + "computed one"
-        case .missingType(let property):
+        case .missingType(let property, let inferred?):
+            "write the type of '\(property)', '\(property): \(inferred)': @Record names each stored property's type in "
+                + "the code it generates"
+        case .missingType(let property, nil):
             "write the type of '\(property)' (as in 'var \(property): Int = 0'): @Record names each stored "
                 + "property's type in the code it generates"
         case .destructuring:
@@ -64,4 +67,12 @@ enum RecordDiagnostic: DiagnosticMessage {
     }
 
     var severity: DiagnosticSeverity { .error }
+}
+
+/// The fix-it that writes the type `@Record` needs.
+struct AddTypeFixIt: FixItMessage {
+    let property: String
+    let type: String
+    var message: String { "write '\(property): \(type)'" }
+    var fixItID: MessageID { MessageID(domain: "CellarMacros", id: "addType") }
 }

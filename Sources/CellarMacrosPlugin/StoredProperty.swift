@@ -74,7 +74,7 @@ extension StoredProperty {
             let type = binding.typeAnnotation?.type ?? typeOfLaterBinding(after: binding, in: variable)
             let isDecoded = !(isLet && binding.initializer != nil)
             if type == nil, isDecoded {
-                problems.append(Diagnostic(node: identifier, message: RecordDiagnostic.missingType(property: name)))
+                problems.append(missingType(binding, identifier: identifier, name: name))
                 continue
             }
             properties.append(StoredProperty(name: name, type: type?.trimmed, isDecoded: isDecoded))
@@ -116,3 +116,48 @@ extension StoredProperty {
         return function.name.text == "encode" && parameters.count == 1 && parameters.first?.firstName.text == "to"
     }
 }
+
+extension StoredProperty {
+    /// The refusal of a stored property without a written type; when its initial value's type is plain from the
+    /// literal (`false`, `0`, `""`, `[1, 2]`, `Date()`), it names that type and offers a fix-it that writes it.
+    static func missingType(_ binding: PatternBindingSyntax, identifier: IdentifierPatternSyntax, name: String)
+        -> Diagnostic
+    {
+        let inferred = binding.initializer.flatMap { literalType(of: $0.value) }
+        let message = RecordDiagnostic.missingType(property: name, inferred: inferred)
+        guard let inferred else { return Diagnostic(node: identifier, message: message) }
+        var typed = binding
+        typed.pattern = PatternSyntax(identifier.with(\.trailingTrivia, []))
+        typed.typeAnnotation = TypeAnnotationSyntax(
+            colon: .colonToken(trailingTrivia: .space), type: TypeSyntax(stringLiteral: inferred),
+            trailingTrivia: .space)
+        return Diagnostic(
+            node: identifier, message: message,
+            fixIt: FixIt(
+                message: AddTypeFixIt(property: name, type: inferred),
+                changes: [.replace(oldNode: Syntax(binding), newNode: Syntax(typed))]))
+    }
+
+    /// The type Swift infers for a literal, or for a call of a type's initializer, as written; `nil` otherwise.
+    private static func literalType(of expression: ExprSyntax) -> String? {
+        if expression.is(BooleanLiteralExprSyntax.self) { return "Bool" }
+        if expression.is(IntegerLiteralExprSyntax.self) { return "Int" }
+        if expression.is(FloatLiteralExprSyntax.self) { return "Double" }
+        if expression.is(StringLiteralExprSyntax.self) { return "String" }
+        if let prefix = expression.as(PrefixOperatorExprSyntax.self), prefix.operator.text == "-" {
+            return literalType(of: prefix.expression).flatMap { ["Int", "Double"].contains($0) ? $0 : nil }
+        }
+        if let array = expression.as(ArrayExprSyntax.self), let first = array.elements.first {
+            let types = Set(array.elements.map { literalType(of: $0.expression) })
+            guard types.count == 1, let element = literalType(of: first.expression) else { return nil }
+            return "[\(element)]"
+        }
+        if let call = expression.as(FunctionCallExprSyntax.self), call.trailingClosure == nil {
+            let callee = call.calledExpression.trimmedDescription
+            let isTypeName = callee.split(separator: ".").allSatisfy { $0.first?.isUppercase == true }
+            return isTypeName && !callee.isEmpty ? callee : nil
+        }
+        return nil
+    }
+}
+

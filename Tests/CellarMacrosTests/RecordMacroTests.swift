@@ -219,7 +219,7 @@ struct RecordMacroTests {
             """
             @Record
             struct Dog {
-                var age = 3
+                var age = defaultAge()
             }
             """,
             message: "write the type of 'age' (as in 'var age: Int = 0'): @Record names each stored property's "
@@ -234,5 +234,42 @@ struct RecordMacroTests {
             """,
             message: "@Record does not support generic types; without @Record this type keeps working through Codable",
             line: 2, column: 11)
+    }
+
+    /// A property whose literal says its type is refused with that type named, and a fix-it that writes it.
+    @Test func aMissingTypeThatALiteralSaysIsNamedWithAFixIt() {
+        for (initial, type) in [
+            ("false", "Bool"), ("0", "Int"), ("-1.5", "Double"), ("\"\"", "String"), ("[1, 2]", "[Int]"),
+            ("Date()", "Date"), ("Calendar.Identifier(\"gregorian\")", "Calendar.Identifier"),
+        ] {
+            let source = """
+                @Record
+                struct Chore {
+                    var done = \(initial)
+                }
+                """
+            assertMacroExpansion(
+                source,
+                expandedSource: """
+                    struct Chore {
+                        var done = \(initial)
+                    }
+                    """,
+                diagnostics: [
+                    DiagnosticSpec(
+                        message: "write the type of 'done', 'done: \(type)': @Record names each stored property's "
+                            + "type in the code it generates",
+                        line: 3, column: 9, fixIts: [FixItSpec(message: "write 'done: \(type)'")])
+                ],
+                macroSpecs: macros,
+                applyFixIts: ["write 'done: \(type)'"],
+                fixedSource: """
+                    @Record
+                    struct Chore {
+                        var done: \(type) = \(initial)
+                    }
+                    """,
+                failureHandler: { failure in Issue.record(Comment(rawValue: "\(initial): \(failure.message)")) })
+        }
     }
 }

@@ -112,7 +112,7 @@ struct StoreTests {
         let escaped = try store.write { tx in tx.objects(Note.self) }
         #expect(throws: StoreError.transactionEnded) { try escaped.results() }
         let fromSnapshot = try store.read { snapshot in snapshot.objects(Note.self) }
-        #expect(throws: StoreError.transactionEnded) { try fromSnapshot.count }
+        #expect(throws: StoreError.transactionEnded) { try fromSnapshot.count() }
     }
 
     @Test func nestedWriteIsAnErrorNotADeadlock() throws {

@@ -74,7 +74,7 @@ package struct StoredModel: Sendable {
         package let entries: Int?
     }
 
-    /// A link the model declares, as the stored schema words it (`dogs → Dog cascade removeLink`).
+    /// A link the model declares, as the stored schema words it (`dogs → Dog (deleteRule: .cascade, targetDeleteRule: .removeLink)`).
     package struct Link: Sendable, Hashable {
         package let description: String
         package let database: String

@@ -42,11 +42,14 @@ struct StoredLink: Hashable, Sendable, Codable {
     var ownsTargets: Bool
     var allowsDangling: Bool
 
-    /// The link and its rules in words, as change messages and `cellar info` show them:
-    /// `dogs → Dog cascade removeLink exclusive`.
+    /// The link and its rules as a `Schema` declares them, for change messages and `cellar info`:
+    /// `dogs → Dog (deleteRule: .cascade, targetDeleteRule: .removeLink, exclusive: true)`.
     var label: String {
-        property + " → \(target) \(deleteRule) \(targetDeleteRule)" + (isExclusive ? " exclusive" : "")
-            + (ownsTargets ? " owns" : "") + (allowsDangling ? " dangling" : "")
+        let flags = [("exclusive", isExclusive), ("ownsTargets", ownsTargets), ("allowsDangling", allowsDangling)]
+        let rules =
+            ["deleteRule: .\(deleteRule)", "targetDeleteRule: .\(targetDeleteRule)"]
+            + flags.filter(\.1).map { "\($0.0): true" }
+        return "\(property) → \(target) (\(rules.joined(separator: ", ")))"
     }
 
     /// Reads a link of a schema stored before links were described field by field, from its words.

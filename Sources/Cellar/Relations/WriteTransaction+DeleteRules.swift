@@ -74,7 +74,7 @@ extension WriteTransaction {
                     throw .deleteDenied(
                         model: info.name, id: KeyEncoding.describe(key),
                         reason: "the \(foreign.model) with id \(KeyEncoding.describe(holder)) links to it through "
-                            + "\(foreign.model).\(foreign.link.property) (rule \(foreign.link.targetDeleteRule)), and "
+                            + "\(foreign.model).\(foreign.link.property) (targetDeleteRule: .\(foreign.link.targetDeleteRule)), and "
                             + "this Store's configuration does not name \(foreign.model), so the rule cannot be followed; "
                             + "delete it through a Store whose configuration names \(foreign.model)")
                 }
@@ -111,8 +111,8 @@ extension WriteTransaction {
                 throw .deleteDenied(
                     model: record.model, id: KeyEncoding.describe(record.key),
                     reason:
-                        "its \(link.name) links to \(countWords(kept.count, link.targetName)), and the delete rule of "
-                        + "\(link.label) is .deny; remove them from \(link.name) first")
+                        "its \(link.name) links to \(countWords(kept.count, link.targetName)), and "
+                        + "\(link.label) is declared with deleteRule: .deny; remove them from \(link.name) first")
             }
         }
         for (record, link, sources) in deniedAsTarget {
@@ -121,7 +121,7 @@ extension WriteTransaction {
                 throw .deleteDenied(
                     model: record.model, id: KeyEncoding.describe(record.key),
                     reason: "\(countWords(kept.count, link.model)) still \(kept.count == 1 ? "links" : "link") to it "
-                        + "through \(link.label), whose target delete rule is .deny; remove those links first")
+                        + "through \(link.label), declared with targetDeleteRule: .deny; remove those links first")
             }
         }
         return plan

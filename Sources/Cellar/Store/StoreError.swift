@@ -124,9 +124,7 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible, Loca
             "The store has schema version \(stored), newer than this app's \(requested). "
                 + "Opening it would downgrade it; update the app or open another store."
         case .migrationRequired(let changes):
-            "Migration is required due to the following errors:\n"
-                + changes.map { "- \($0)" }.joined(separator: "\n")
-                + "\nRaise Configuration.schemaVersion and add a MigrationStep for it, declare renames and defaults in "
+            migrationRequiredWords(changes) + "\nRaise Configuration.schemaVersion and add a MigrationStep for it, declare renames and defaults in "
                 + "the model's Schema, or set deleteStoreIfMigrationNeeded to start empty. An app extension opened with "
                 + "allowsMigration false gets this error until the app has opened the store."
         case .migrationFailed(let version, let reason):
@@ -172,6 +170,23 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible, Loca
         case .lmdb(let code, let message):
             "LMDB failed with code \(code): \(message)."
         }
+    }
+
+    /// The changes that need a migration first, each with why, then the others, which opening applies by itself.
+    private func migrationRequiredWords(_ changes: [SchemaChange]) -> String {
+        let needed = changes.filter { $0.handling == .needsMigration }
+        let others = changes.filter { $0.handling != .needsMigration }
+        var lines = ["Migration is required due to the following errors:"]
+        lines += needed.map { change in
+            let sentence = change.description
+            guard let reason = change.migrationReason else { return "- \(sentence)" }
+            return "- \(sentence.hasSuffix(".") ? String(sentence.dropLast()) : sentence): \(reason)."
+        }
+        if !others.isEmpty {
+            lines.append("Also changed, and applied at opening without a migration:")
+            lines += others.map { "- \($0)" }
+        }
+        return lines.joined(separator: "\n")
     }
 
     public var errorDescription: String? { description }

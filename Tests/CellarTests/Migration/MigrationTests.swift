@@ -55,8 +55,11 @@ struct MigrationTests {
                 error.description.hasPrefix(
                     """
                     Migration is required due to the following errors:
-                    - Property 'Pet.age' has been changed from 'int' to 'string'.
-                    - Property 'Pet.color' has been added (required, type 'string').
+                    - Property 'Pet.age' has been changed from 'int' to 'string': stored values are 'int': convert \
+                    'age' in a migration step.
+                    - Property 'Pet.color' has been added (required, type 'string'): stored records have no value \
+                    for it and it has no default: set 'color' in a migration step, or declare a default with \
+                    Schema's property(_:default:).
                     Raise Configuration.schemaVersion
                     """))
         }

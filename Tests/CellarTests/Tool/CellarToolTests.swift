@@ -99,7 +99,7 @@ struct CellarToolTests {
         #expect(lines.contains("        zip: int"))
         #expect(lines.contains("      pups: array<link<Pup>>"))
         #expect(lines.contains("    unique index u/Owner.name: 2 entries"))
-        #expect(lines.contains("    link pups → Pup nullify removeLink exclusive: b/Owner.pups, 3 entries"))
+        #expect(lines.contains("    link pups → Pup (deleteRule: .nullify, targetDeleteRule: .removeLink, exclusive: true): b/Owner.pups, 3 entries"))
         #expect(lines.contains("  Pup: 3 records"))
         #expect(lines.contains("    index i/Pup.age: 3 entries"))
         #expect(lines.contains("      nickname: string?"))

@@ -75,10 +75,29 @@ public enum SchemaChange: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Why stored records cannot follow the change by themselves, for a change that needs a migration; `nil` for
+    /// the others.
+    var migrationReason: String? {
+        guard handling == .needsMigration else { return nil }
+        switch self {
+        case .propertyAdded(_, let property, _, _, _):
+            return "stored records have no value for it and it has no default: set '\(property)' in a migration step, "
+                + "or declare a default with Schema's property(_:default:)"
+        case .propertyTypeChanged(_, let property, let from, _):
+            return "stored values are '\(from)': convert '\(property)' in a migration step"
+        case .propertyMadeRequired(_, let property):
+            return "records without a value cannot be read: set '\(property)' in a migration step where it is nil"
+        case .propertyUnreadable(_, let property, _):
+            return "convert '\(property)' in a migration step"
+        default:
+            return nil
+        }
+    }
+
     public var description: String {
         switch self {
-        case .modelAdded(let model): "Class '\(model)' has been added."
-        case .modelRenamed(let from, let to): "Class '\(from)' has been renamed to '\(to)'."
+        case .modelAdded(let model): "Model '\(model)' has been added."
+        case .modelRenamed(let from, let to): "Model '\(from)' has been renamed to '\(to)'."
         case .propertyAdded(let model, let property, let kind, let isOptional, let hasDefault):
             "Property '\(model).\(property)' has been added"
                 + (isOptional ? "." : hasDefault ? " (required, with a default)." : " (required, type '\(kind)').")
