@@ -160,4 +160,3 @@ extension StoredProperty {
         return nil
     }
 }
-

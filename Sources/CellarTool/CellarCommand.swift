@@ -22,3 +22,10 @@ struct StoreArgument: ParsableArguments {
 
     var url: URL { URL(fileURLWithPath: folder, isDirectory: true) }
 }
+
+/// A failure of a command whose arguments were well formed, such as a model the store does not hold: printed as
+/// "Error: …" with exit status 1, as the help says, not as a usage error (64) with the usage text.
+struct ToolError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -39,8 +39,10 @@ extension CellarCommand {
             let inspector = try StoreInspector(at: store.url)
             guard let stored = try inspector.model(named: model) else {
                 let names = try inspector.models().map(\.name)
-                throw ValidationError(
-                    "The store holds no model named \(model). "
+                let sameLetters = names.first { $0.lowercased() == model.lowercased() }
+                throw ToolError(
+                    "The store holds no model named \(model)"
+                        + (sameLetters.map { "; model names are case-sensitive: did you mean \($0)? " } ?? ". ")
                         + (names.isEmpty ? "It holds no models." : "It holds: \(names.joined(separator: ", ")).")
                 )
             }

@@ -145,8 +145,13 @@ struct DamagedFileTests {
         #expect {
             try Store(at: file, configuration: .init(models: [Dog.self]))
         } throws: { error in
-            guard case .io(let code, _, let path) = error as? StoreError else { return false }
-            return code == EEXIST && path == file.path && "\(error)".contains("it is a file")
+            guard case .incompatibleFile(let path, _) = error as? StoreError else { return false }
+            #expect(
+                "\(error)"
+                    == "The file at \(file.path) cannot be opened as a Cellar store: it is a file, and a store is a "
+                    + "folder: pass the URL of the folder that holds data.mdb and lock.mdb, or of a folder to create. "
+                    + "Open the store in another folder; Cellar did not change this one.")
+            return path == file.path
         }
         let below = file.appendingPathComponent("store")
         #expect {

@@ -49,8 +49,7 @@ struct ReadOnlyStoreTests {
         let missing = folder.url.appendingPathComponent("nothing here")
         #expect(
             throws: StoreError.io(
-                errno: ENOENT, operation: "open the read-only store",
-                path: missing.appendingPathComponent("data.mdb").path)
+                errno: ENOENT, operation: "find the store's folder", path: missing.path)
         ) {
             try Store(at: missing, configuration: Self.readOnly([Pet.self]))
         }

@@ -8,10 +8,15 @@ import Foundation
 
 /// File operations whose failures must name the real cause: Foundation reports most of them as one generic error.
 enum FileSystem {
+    /// Why a store cannot be opened at a path that is a file.
+    static let fileIsNotAFolder =
+        "it is a file, and a store is a folder: pass the URL of the folder that holds data.mdb and lock.mdb, or of "
+        + "a folder to create"
+
     /// Creates the folder at `directory` and any missing parents, as `mkdir -p` does.
     ///
-    /// - Throws: `StoreError.io` with `ENOTDIR` when a part of the path is a file, `EEXIST` when the path itself is a
-    ///   file, or the `errno` of the `mkdir` that failed.
+    /// - Throws: `StoreError.incompatibleFile` when the path itself is a file, `StoreError.io` with `ENOTDIR` when a
+    ///   part of it is a file, or the `errno` of the `mkdir` that failed.
     static func createDirectories(at directory: URL) throws(StoreError) {
         let target = directory.standardizedFileURL.path
         var prefix = target.hasPrefix("/") ? "" : "."
@@ -23,7 +28,7 @@ enum FileSystem {
             if stat(prefix, &status) == 0 {
                 if status.st_mode & S_IFMT == S_IFDIR { continue }
                 throw isLast
-                    ? .io(errno: EEXIST, operation: "use as the store's folder (it is a file)", path: prefix)
+                    ? .incompatibleFile(path: prefix, reason: fileIsNotAFolder)
                     : .io(
                         errno: ENOTDIR, operation: "create the store's folder \(target) under", path: prefix)
             }

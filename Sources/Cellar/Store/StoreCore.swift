@@ -166,9 +166,13 @@ final class StoreCore: Sendable {
     ) throws(StoreError) -> (Environment, CoreDatabases) {
         let path = directory.path
         if configuration.readOnly {
-            let data = directory.appendingPathComponent("data.mdb").path
-            guard FileManager.default.fileExists(atPath: data) else {
-                throw .io(errno: ENOENT, operation: "open the read-only store", path: data)
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
+                throw .io(errno: ENOENT, operation: "find the store's folder", path: path)
+            }
+            guard isFolder.boolValue else { throw .incompatibleFile(path: path, reason: FileSystem.fileIsNotAFolder) }
+            guard FileManager.default.fileExists(atPath: directory.appendingPathComponent("data.mdb").path) else {
+                throw .io(errno: ENOENT, operation: "find a store (data.mdb) to open read-only in", path: path)
             }
         } else {
             try FileSystem.createDirectories(at: directory)

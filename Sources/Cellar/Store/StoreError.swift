@@ -124,8 +124,9 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible, Loca
             "The store has schema version \(stored), newer than this app's \(requested). "
                 + "Opening it would downgrade it; update the app or open another store."
         case .migrationRequired(let changes):
-            migrationRequiredWords(changes) + "\nRaise Configuration.schemaVersion and add a MigrationStep for it, declare renames and defaults in "
-                + "the model's Schema, or set deleteStoreIfMigrationNeeded to start empty. An app extension opened with "
+            migrationRequiredWords(changes)
+                + "\nRaise Configuration.schemaVersion and add a MigrationStep for it, declare renames and defaults in the "
+                + "model's Schema, or set deleteStoreIfMigrationNeeded to start empty. An app extension opened with "
                 + "allowsMigration false gets this error until the app has opened the store."
         case .migrationFailed(let version, let reason):
             "The migration to schema version \(version) failed: \(reason.hasSuffix(".") ? String(reason.dropLast()) : reason). "

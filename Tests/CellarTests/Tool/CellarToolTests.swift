@@ -99,7 +99,10 @@ struct CellarToolTests {
         #expect(lines.contains("        zip: int"))
         #expect(lines.contains("      pups: array<link<Pup>>"))
         #expect(lines.contains("    unique index u/Owner.name: 2 entries"))
-        #expect(lines.contains("    link pups → Pup (deleteRule: .nullify, targetDeleteRule: .removeLink, exclusive: true): b/Owner.pups, 3 entries"))
+        #expect(
+            lines.contains(
+                "    link pups → Pup (deleteRule: .nullify, targetDeleteRule: .removeLink, exclusive: true): "
+                    + "b/Owner.pups, 3 entries"))
         #expect(lines.contains("  Pup: 3 records"))
         #expect(lines.contains("    index i/Pup.age: 3 entries"))
         #expect(lines.contains("      nickname: string?"))
@@ -169,8 +172,32 @@ struct CellarToolTests {
                 .hasPrefix(#"{"id":1,"#))
         #expect(try Self.cellar("dump", folder.url.path, "Pup", "--where", "age=4").output == "")
         let unknown = try Self.cellar("dump", folder.url.path, "Cat")
-        #expect(unknown.status != 0)
-        #expect(unknown.errors.contains("The store holds no model named Cat. It holds: Owner, Pup."))
+        #expect(unknown.status == 1)
+        #expect(unknown.errors == "Error: The store holds no model named Cat. It holds: Owner, Pup.\n")
+        let lowercase = try Self.cellar("dump", folder.url.path, "pup")
+        #expect(lowercase.status == 1)
+        #expect(
+            lowercase.errors
+                == "Error: The store holds no model named pup; model names are case-sensitive: did you mean Pup? "
+                + "It holds: Owner, Pup.\n")
+        // A folder that is missing, or a file, is told as such.
+        let missing = folder.url.appendingPathComponent("missing").path
+        let nothing = try Self.cellar("info", missing)
+        #expect(nothing.status == 1)
+        #expect(
+            nothing.errors
+                == "Error: Could not find the store's folder \(missing): No such file or directory (errno 2).\n")
+        let file = folder.url.appendingPathComponent("data.mdb").path
+        let notAFolder = try Self.cellar("info", file)
+        #expect(notAFolder.status == 1)
+        #expect(notAFolder.errors.contains("The file at \(file) cannot be opened as a Cellar store: it is a file"))
+        let empty = folder.url.appendingPathComponent("empty")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: false)
+        let noStore = try Self.cellar("info", empty.path)
+        #expect(
+            noStore.errors
+                == "Error: Could not find a store (data.mdb) to open read-only in \(empty.path): No such file or "
+                + "directory (errno 2).\n")
         let malformed = try Self.cellar("dump", folder.url.path, "Pup", "--where", "age")
         #expect(malformed.status != 0)
         #expect(malformed.errors.contains("--where"))
@@ -367,7 +394,7 @@ struct CellarToolTests {
         let run = try Self.cellar("info", missing)
         #expect(run.status == 1)
         #expect(
-            run.errors.contains("Could not open the read-only store \(missing)/data.mdb: No such file or directory"))
+            run.errors.contains("Could not find the store's folder \(missing): No such file or directory"))
         #expect(!FileManager.default.fileExists(atPath: missing))
     }
 
