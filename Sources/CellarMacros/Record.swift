@@ -24,8 +24,9 @@
 /// when it carries `@Record` too.
 ///
 /// What the macro cannot mirror it refuses with an error that says why: a custom `CodingKeys`, `init(from:)` or
-/// `encode(to:)`, property wrappers, `lazy` properties, a stored property without a written type, generic types,
-/// enums and classes. Such a type keeps working without `@Record`.
+/// `encode(to:)`, property wrappers, `lazy` properties, generic types, enums and classes. Such a type keeps working
+/// without `@Record`. Properties need no written type (`var done = false` works), and types nested in an enclosing
+/// one work as the struct's own code sees them: the generated code never spells a property's type.
 @attached(
     extension, conformances: RecordCodable,
     names: named(recordKeys), named(init(record:)), named(write(record:)), named(recordField(for:)))

@@ -9,7 +9,6 @@ enum RecordDiagnostic: DiagnosticMessage {
     case customEncoding
     case propertyWrapper(property: String, wrapper: String)
     case lazyProperty(property: String)
-    case missingType(property: String, inferred: String?)
     case destructuring
     case conditionalMembers
 
@@ -34,12 +33,6 @@ enum RecordDiagnostic: DiagnosticMessage {
         case .lazyProperty(let property):
             "'\(property)' is lazy, which Codable cannot store either; make it a plain stored property or a "
                 + "computed one"
-        case .missingType(let property, let inferred?):
-            "write the type of '\(property)', '\(property): \(inferred)': @Record names each stored property's type in "
-                + "the code it generates"
-        case .missingType(let property, nil):
-            "write the type of '\(property)' (as in 'var \(property): Int = 0'): @Record names each stored "
-                + "property's type in the code it generates"
         case .destructuring:
             "@Record needs one name per stored property; declare each property on its own"
         case .conditionalMembers:
@@ -59,7 +52,6 @@ enum RecordDiagnostic: DiagnosticMessage {
             case .customEncoding: "customEncoding"
             case .propertyWrapper: "propertyWrapper"
             case .lazyProperty: "lazyProperty"
-            case .missingType: "missingType"
             case .destructuring: "destructuring"
             case .conditionalMembers: "conditionalMembers"
             }
@@ -69,10 +61,3 @@ enum RecordDiagnostic: DiagnosticMessage {
     var severity: DiagnosticSeverity { .error }
 }
 
-/// The fix-it that writes the type `@Record` needs.
-struct AddTypeFixIt: FixItMessage {
-    let property: String
-    let type: String
-    var message: String { "write '\(property): \(type)'" }
-    var fixItID: MessageID { MessageID(domain: "CellarMacros", id: "addType") }
-}

@@ -52,7 +52,7 @@ public struct RecordMacro: ExtensionMacro {
         lines.append("        var fields = try reader.beginFields(of: Self.recordKeys)")
         for (number, property) in properties.enumerated() where property.isDecoded {
             lines.append(
-                "        self.\(escaped(property.name)) = try reader.value(\(spelled(property.type)).self, field: \(number), "
+                "        self.\(escaped(property.name)) = try reader.value(field: \(number), "
                     + "of: &fields)")
         }
         lines.append("        reader.endFields(fields)")
@@ -81,18 +81,6 @@ public struct RecordMacro: ExtensionMacro {
         lines.append("        return nil")
         lines.append("    }")
         return lines.joined(separator: "\n")
-    }
-
-    /// A type as generated code spells it before `?` or `.self`: in parentheses where it would not parse bare.
-    private static func spelled(_ type: TypeSyntax?) -> String {
-        guard let type else { return "" }
-        if let unwrapped = type.as(ImplicitlyUnwrappedOptionalTypeSyntax.self) {
-            return spelled(unwrapped.wrappedType) + "?"
-        }
-        let bare =
-            type.is(IdentifierTypeSyntax.self) || type.is(OptionalTypeSyntax.self) || type.is(ArrayTypeSyntax.self)
-            || type.is(DictionaryTypeSyntax.self) || type.is(MemberTypeSyntax.self)
-        return bare ? type.description : "(\(type.description))"
     }
 
     /// A name as an identifier: keywords such as `default` need backticks.

@@ -3,10 +3,12 @@ import SwiftSyntax
 
 /// A stored property as synthesized `Codable` sees it: its key is its name, and a `let` with an initial value is
 /// written but never read back.
+///
+/// The generated code never names a property's type: the type Swift gives the property (written, or inferred from its
+/// initial value, as in `var done = false`) picks the reading call, so a type nested in an enclosing one, or one a
+/// file-level name of the same spelling would shadow in an extension, is the property's own.
 struct StoredProperty {
     let name: String
-    /// The type as written; `nil` only for a `let` with an initial value, which is never read.
-    let type: TypeSyntax?
     let isDecoded: Bool
 }
 
@@ -70,14 +72,7 @@ extension StoredProperty {
                 problems.append(Diagnostic(node: identifier, message: RecordDiagnostic.lazyProperty(property: name)))
                 continue
             }
-            // `var a, b: Int` gives both names the type written last.
-            let type = binding.typeAnnotation?.type ?? typeOfLaterBinding(after: binding, in: variable)
-            let isDecoded = !(isLet && binding.initializer != nil)
-            if type == nil, isDecoded {
-                problems.append(missingType(binding, identifier: identifier, name: name))
-                continue
-            }
-            properties.append(StoredProperty(name: name, type: type?.trimmed, isDecoded: isDecoded))
+            properties.append(StoredProperty(name: name, isDecoded: !(isLet && binding.initializer != nil)))
         }
     }
 
@@ -91,21 +86,6 @@ extension StoredProperty {
         }
     }
 
-    private static func typeOfLaterBinding(after binding: PatternBindingSyntax, in variable: VariableDeclSyntax)
-        -> TypeSyntax?
-    {
-        guard binding.initializer == nil else { return nil }
-        var reached = false
-        for other in variable.bindings {
-            if other.id == binding.id {
-                reached = true
-            } else if reached, let type = other.typeAnnotation?.type {
-                return type
-            }
-        }
-        return nil
-    }
-
     private static func isInitFromDecoder(_ initializer: InitializerDeclSyntax) -> Bool {
         let parameters = initializer.signature.parameterClause.parameters
         return parameters.count == 1 && parameters.first?.firstName.text == "from"
@@ -114,49 +94,5 @@ extension StoredProperty {
     private static func isEncodeToEncoder(_ function: FunctionDeclSyntax) -> Bool {
         let parameters = function.signature.parameterClause.parameters
         return function.name.text == "encode" && parameters.count == 1 && parameters.first?.firstName.text == "to"
-    }
-}
-
-extension StoredProperty {
-    /// The refusal of a stored property without a written type; when its initial value's type is plain from the
-    /// literal (`false`, `0`, `""`, `[1, 2]`, `Date()`), it names that type and offers a fix-it that writes it.
-    static func missingType(_ binding: PatternBindingSyntax, identifier: IdentifierPatternSyntax, name: String)
-        -> Diagnostic
-    {
-        let inferred = binding.initializer.flatMap { literalType(of: $0.value) }
-        let message = RecordDiagnostic.missingType(property: name, inferred: inferred)
-        guard let inferred else { return Diagnostic(node: identifier, message: message) }
-        var typed = binding
-        typed.pattern = PatternSyntax(identifier.with(\.trailingTrivia, []))
-        typed.typeAnnotation = TypeAnnotationSyntax(
-            colon: .colonToken(trailingTrivia: .space), type: TypeSyntax(stringLiteral: inferred),
-            trailingTrivia: .space)
-        return Diagnostic(
-            node: identifier, message: message,
-            fixIt: FixIt(
-                message: AddTypeFixIt(property: name, type: inferred),
-                changes: [.replace(oldNode: Syntax(binding), newNode: Syntax(typed))]))
-    }
-
-    /// The type Swift infers for a literal, or for a call of a type's initializer, as written; `nil` otherwise.
-    private static func literalType(of expression: ExprSyntax) -> String? {
-        if expression.is(BooleanLiteralExprSyntax.self) { return "Bool" }
-        if expression.is(IntegerLiteralExprSyntax.self) { return "Int" }
-        if expression.is(FloatLiteralExprSyntax.self) { return "Double" }
-        if expression.is(StringLiteralExprSyntax.self) { return "String" }
-        if let prefix = expression.as(PrefixOperatorExprSyntax.self), prefix.operator.text == "-" {
-            return literalType(of: prefix.expression).flatMap { ["Int", "Double"].contains($0) ? $0 : nil }
-        }
-        if let array = expression.as(ArrayExprSyntax.self), let first = array.elements.first {
-            let types = Set(array.elements.map { literalType(of: $0.expression) })
-            guard types.count == 1, let element = literalType(of: first.expression) else { return nil }
-            return "[\(element)]"
-        }
-        if let call = expression.as(FunctionCallExprSyntax.self), call.trailingClosure == nil {
-            let callee = call.calledExpression.trimmedDescription
-            let isTypeName = callee.split(separator: ".").allSatisfy { $0.first?.isUppercase == true }
-            return isTypeName && !callee.isEmpty ? callee : nil
-        }
-        return nil
     }
 }

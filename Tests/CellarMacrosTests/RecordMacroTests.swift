@@ -51,9 +51,9 @@ struct RecordMacroTests {
 
                     init(record reader: inout Cellar.RecordReader) throws {
                         var fields = try reader.beginFields(of: Self.recordKeys)
-                        self.id = try reader.value(Int64.self, field: 0, of: &fields)
-                        self.name = try reader.value(String.self, field: 1, of: &fields)
-                        self.owner = try reader.value(Int64?.self, field: 2, of: &fields)
+                        self.id = try reader.value(field: 0, of: &fields)
+                        self.name = try reader.value(field: 1, of: &fields)
+                        self.owner = try reader.value(field: 2, of: &fields)
                         reader.endFields(fields)
                     }
 
@@ -113,8 +113,8 @@ struct RecordMacroTests {
 
                     public init(record reader: inout Cellar.RecordReader) throws {
                         var fields = try reader.beginFields(of: Self.recordKeys)
-                        self.`default` = try reader.value([String: Int].self, field: 1, of: &fields)
-                        self.seen = try reader.value(Bool.self, field: 2, of: &fields)
+                        self.`default` = try reader.value(field: 1, of: &fields)
+                        self.seen = try reader.value(field: 2, of: &fields)
                         reader.endFields(fields)
                     }
 
@@ -218,16 +218,6 @@ struct RecordMacroTests {
         refuse(
             """
             @Record
-            struct Dog {
-                var age = defaultAge()
-            }
-            """,
-            message: "write the type of 'age' (as in 'var age: Int = 0'): @Record names each stored property's "
-                + "type in the code it generates",
-            line: 3, column: 9)
-        refuse(
-            """
-            @Record
             struct Box<Value: Codable> {
                 var value: Value
             }
@@ -236,40 +226,50 @@ struct RecordMacroTests {
             line: 2, column: 11)
     }
 
-    /// A property whose literal says its type is refused with that type named, and a fix-it that writes it.
-    @Test func aMissingTypeThatALiteralSaysIsNamedWithAFixIt() {
-        for (initial, type) in [
-            ("false", "Bool"), ("0", "Int"), ("-1.5", "Double"), ("\"\"", "String"), ("[1, 2]", "[Int]"),
-            ("Date()", "Date"), ("Calendar.Identifier(\"gregorian\")", "Calendar.Identifier"),
-        ] {
-            let source = """
-                @Record
+    /// A property whose type Swift infers from its initial value, or that is nested in an enclosing type, needs no
+    /// written type: the generated code never spells one.
+    @Test func propertiesNeedNoWrittenType() {
+        expand(
+            """
+            @Record
+            struct Chore {
+                var done = false
+                var due = Date()
+            }
+            """,
+            into: #"""
                 struct Chore {
-                    var done = \(initial)
+                    var done = false
+                    var due = Date()
                 }
-                """
-            assertMacroExpansion(
-                source,
-                expandedSource: """
-                    struct Chore {
-                        var done = \(initial)
+
+                extension Chore: Cellar.RecordCodable {
+                    static let recordKeys = Cellar.RecordKeys(["done", "due"])
+
+                    init(record reader: inout Cellar.RecordReader) throws {
+                        var fields = try reader.beginFields(of: Self.recordKeys)
+                        self.done = try reader.value(field: 0, of: &fields)
+                        self.due = try reader.value(field: 1, of: &fields)
+                        reader.endFields(fields)
                     }
-                    """,
-                diagnostics: [
-                    DiagnosticSpec(
-                        message: "write the type of 'done', 'done: \(type)': @Record names each stored property's "
-                            + "type in the code it generates",
-                        line: 3, column: 9, fixIts: [FixItSpec(message: "write 'done: \(type)'")])
-                ],
-                macroSpecs: macros,
-                applyFixIts: ["write 'done: \(type)'"],
-                fixedSource: """
-                    @Record
-                    struct Chore {
-                        var done: \(type) = \(initial)
+
+                    func write(record writer: inout Cellar.RecordWriter) throws {
+                        var fields = try writer.beginFields(of: Self.recordKeys)
+                        try writer.write(self.done, field: 0, in: &fields)
+                        try writer.write(self.due, field: 1, in: &fields)
+                        writer.endFields(fields)
                     }
-                    """,
-                failureHandler: { failure in Issue.record(Comment(rawValue: "\(initial): \(failure.message)")) })
-        }
+
+                    static func recordField(for keyPath: PartialKeyPath<Self>) -> Int? {
+                        if keyPath == \Self.done {
+                            return 0
+                        }
+                        if keyPath == \Self.due {
+                            return 1
+                        }
+                        return nil
+                    }
+                }
+                """#)
     }
 }

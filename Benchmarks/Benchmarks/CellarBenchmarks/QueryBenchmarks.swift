@@ -220,7 +220,7 @@ func queryBenchmarks() {
         let store = try indexedCellarStore()
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
-            blackHole(try store.objects(IndexedDog.self).where(\.age == queriedAge).count)
+            blackHole(try store.objects(IndexedDog.self).where(\.age == queriedAge).count())
         }
         benchmark.stopMeasurement()
     }

@@ -38,9 +38,9 @@ enum AssociatedValueEnums {
     struct RecordOrder: Model, Equatable {
         var id: Int64 = 0
         var title: String
-        var delivery: AssociatedValueEnums.Delivery
-        var fallback: AssociatedValueEnums.Delivery?
-        var history: [AssociatedValueEnums.Delivery]
+        var delivery: Delivery
+        var fallback: Delivery?
+        var history: [Delivery]
         static let schema = Schema<RecordOrder>(name: "Order", autoIncrement: true)
     }
 
