@@ -60,4 +60,3 @@ enum RecordDiagnostic: DiagnosticMessage {
 
     var severity: DiagnosticSeverity { .error }
 }
-

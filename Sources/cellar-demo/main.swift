@@ -299,6 +299,11 @@ do {
     let oldDogOwners = family.objects(Family.Person.self).backlinking(oldDogs, via: \.dogs)
     say("owners of dogs aged 3 or more: " + (try oldDogOwners.results()).map(\.name).joined(separator: ", "))
     say("how: \(try oldDogOwners.explain())")
+    let withDogs = try family.objects(Family.Person.self).sorted(by: \.name).including(\.dogs).results()
+    say(
+        "everyone with their dogs, from one version (including(\\.dogs), \(withDogs.targetsRead) dogs read once each): "
+            + withDogs.map { "\($0.name): \($0.included.map(\.name).joined(separator: ", "))" }
+            .joined(separator: "; "))
 
     heading("Deleting a dog a screen still shows")
     let screen = try family.objects(Family.Dog.self).sorted(by: \.name).results()
@@ -499,6 +504,7 @@ do {
         return ids.sorted()
     }
     say("three tasks inserted concurrently and got ids \(ids.map(String.init).joined(separator: ", "))")
+    say(try await readsInAsyncCode(store, id: ids[0]))
     print("\nDone.")
 } catch {
     print("cellar-demo failed: \(error)")
@@ -506,3 +512,13 @@ do {
 }
 
 func alice(in people: Results<Person>) -> Person { people.first { $0.name == "Alice" } ?? people[0] }
+
+/// One rule for await: every call that opens, reads or writes a store has an async form of the same name, which an
+/// async function picks. (Top-level code, as here in main.swift, may await but picks the blocking forms.)
+func readsInAsyncCode(_ store: Store, id: Int64) async throws -> String {
+    let grace = try await store.objects(Person.self).where(\.name == "Grace").first()
+    let total = try await store.count(Person.self)
+    let byID = try await store.object(Person.self, id: id)
+    return "in an async function every read is awaited, as every write is: first() found \(grace?.name ?? "nobody"), "
+        + "count(_:) says \(total) people, object(_:id:) found #\(byID?.id ?? 0)"
+}

@@ -161,7 +161,7 @@ func observationBenchmarks() {
         Benchmark("commit \(observedCommits) one-record transactions, \(observers) observers of another model: Cellar")
         {
             benchmark in
-            let store = try Store.inMemory(.init(models: [Dog.self, Kennel.self], durability: .none))
+            let store = try await Store.inMemory(.init(models: [Dog.self, Kennel.self], durability: .none))
             let tasks = try await idleObservers(observers, of: store)
             benchmark.startMeasurement()
             try commitEach(dogs.prefix(observedCommits), to: store)
@@ -176,7 +176,7 @@ func observationBenchmarks() {
         let query: @Sendable (Store) -> Query<Dog> = { $0.objects(Dog.self).where(\.age == 3).sorted(by: \.name) }
         Benchmark("commit \(observedCommits) one-record transactions, \(observers) observers of that model: Cellar") {
             benchmark in
-            let store = try Store.inMemory(.init(models: [Dog.self], durability: .none))
+            let store = try await Store.inMemory(.init(models: [Dog.self], durability: .none))
             let last = Dog(id: Int64(observedCommits) + 1, name: "last", age: 3, owner: nil)
             let (done, finished) = AsyncStream<Void>.makeStream()
             let (ready, started) = AsyncStream<Void>.makeStream()
@@ -237,7 +237,7 @@ func observationBenchmarks() {
     // One changed row of a small sorted query, from the commit (included) to the delivery, the observer waiting.
     let smallCount = 1_000
     Benchmark("commit and deliver one changed row of a \(smallCount)-record query, this process: Cellar") { benchmark in
-        let store = try Store.inMemory(cellarConfiguration)
+        let store = try await Store.inMemory(cellarConfiguration)
         try insertAll(dogs.prefix(smallCount), into: store)
         let (task, stream) = deliveries(of: store.objects(Dog.self).sorted(by: \.name), in: store)
         var delivered = stream.makeAsyncIterator()
@@ -262,7 +262,7 @@ func observationBenchmarks() {
     }
     Benchmark("commit and deliver one changed row of a \(smallCount)-record query, another process: Cellar") {
         benchmark in
-        let store = try Store.inMemory(cellarConfiguration)
+        let store = try await Store.inMemory(cellarConfiguration)
         try insertAll(dogs.prefix(smallCount), into: store)
         let writer = try OtherProcessWriter.Handle(folder: store.directory)
         let (task, stream) = deliveries(of: store.objects(Dog.self).sorted(by: \.name), in: store)
@@ -286,7 +286,7 @@ func observationBenchmarks() {
             "\(observers) observers waiting one second with no commit: Cellar",
             configuration: .init(metrics: [.custom(processCPUMetric)], maxIterations: 3)
         ) { benchmark in
-            let store = try Store.inMemory(.init(models: [Dog.self, Kennel.self]))
+            let store = try await Store.inMemory(.init(models: [Dog.self, Kennel.self]))
             let tasks = try await idleObservers(observers, of: store)
             try await Task.sleep(for: .milliseconds(100))
             let before = processCPUMicroseconds()

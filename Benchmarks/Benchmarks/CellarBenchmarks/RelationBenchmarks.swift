@@ -239,6 +239,69 @@ func relationBenchmarks() {
         }
     }
 
+    // Following links: a page of people, each with its four dogs, from one version.
+    let page = Int64(linkedPeople.count / 25)
+    let includingTitle = "query \(page) people with their \(dogsPerPerson) dogs each"
+    Benchmark("\(includingTitle): Cellar including(\\.dogs)") { benchmark in
+        let store = try linkedCellarStore()
+        try measure(benchmark) {
+            blackHole(try store.objects(LinkedPerson.self).where(\.id <= page).including(\.dogs).results())
+        }
+    }
+    Benchmark("\(includingTitle): Cellar resolve one by one") { benchmark in
+        let store = try linkedCellarStore()
+        try measure(benchmark) {
+            let people = try store.objects(LinkedPerson.self).where(\.id <= page).results()
+            blackHole(try people.map { person in (person, try store.resolve(person.dogs)) })
+        }
+    }
+    Benchmark("\(includingTitle): raw LMDB") { benchmark in
+        let store = try LinkedRawStore()
+        try measure(benchmark) {
+            try store.raw.read { txn in
+                var found: [((id: Int64, name: String, dogs: [Int64]), [Dog])] = []
+                try Raw.withCursor(txn, store.people) { people in
+                    var entry = try RawLayout.withKey(1) { try Raw.move(people, MDB_SET_RANGE, key: $0) }
+                    while let (key, bytes) = entry, RawLayout.id(key) <= page {
+                        let person = LinkedRawStore.person(id: RawLayout.id(key), from: bytes)
+                        var owned: [Dog] = []
+                        for dog in person.dogs {
+                            try RawLayout.withKey(dog) { key in
+                                if let bytes = try Raw.get(txn, store.raw.database, key: key) {
+                                    owned.append(RawLayout.dog(id: dog, from: bytes))
+                                }
+                            }
+                        }
+                        found.append((person, owned))
+                        entry = try Raw.move(people, MDB_NEXT)
+                    }
+                }
+                blackHole(found)
+            }
+        }
+    }
+    Benchmark("\(includingTitle): GRDB") { benchmark in
+        let store = try LinkedGRDBStore()
+        try measure(benchmark) {
+            // What GRDB's including(all:) runs: the people, then their dogs in one query, joined in memory.
+            blackHole(
+                try store.queue.read { db in
+                    let people = try LinkedPerson.fetchAll(db, sql: "SELECT * FROM person WHERE id <= ?", arguments: [page])
+                    var dogsByPerson: [Int64: [LinkedDog]] = [:]
+                    let rows = try Row.fetchCursor(
+                        db,
+                        sql: """
+                            SELECT dog.*, personDog.personId FROM personDog JOIN dog ON dog.id = personDog.dogId
+                            WHERE personDog.personId <= ? ORDER BY personDog.personId, personDog.position
+                            """, arguments: [page])
+                    while let row = try rows.next() {
+                        dogsByPerson[row["personId"], default: []].append(
+                            LinkedDog(id: row["id"], name: row["name"], age: row["age"]))
+                    }
+                    return people.map { ($0, dogsByPerson[$0.id] ?? []) }
+                })
+        }
+    }
     Benchmark("query backlinks of one dog: Cellar", configuration: repeated) { benchmark in
         let store = try linkedCellarStore()
         benchmark.startMeasurement()

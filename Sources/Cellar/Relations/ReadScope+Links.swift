@@ -23,6 +23,56 @@ extension ReadScope {
         return found
     }
 
+    /// The records `ids` name, decoded, and where each id's record is among them (`nil` where none is stored), in
+    /// the order of `ids`, and how many distinct ids were looked up: what `including` reads. Each distinct record is
+    /// found once, however often it is named, through one cursor whose entries point into this transaction's pages,
+    /// then all are decoded together, on every core when there are many (as a query's records are).
+    func fetchEach<T: Model>(_ type: T.Type, ids: [T.ID]) throws(StoreError) -> (
+        records: [T], positions: [Int?], lookups: Int
+    ) {
+        let info = try modelInfo(for: T.self)
+        let txn = try lmdb
+        // Where each distinct id's entry is (`nil`: none stored); integer ids, the most common, keyed by value.
+        var integerPositions: [Int64: Int?] = [:]
+        var keyPositions: [KeyBytes: Int?] = [:]
+        var entries: [Entry] = []
+        var positions: [Int?] = []
+        positions.reserveCapacity(ids.count)
+        try store.core.run("read") {
+            try txn.withCursor(info.records) { cursor in
+                for id in ids {
+                    if let integer = KeyEncoding.signedInteger(id) {
+                        if let earlier = integerPositions[integer] {
+                            positions.append(earlier)
+                            continue
+                        }
+                        let found = try cursor.seek(to: KeyEncoding.SignedKey(integer).write(to: integerKey))
+                        let position = found.map { entry in
+                            entries.append(entry)
+                            return entries.count - 1
+                        }
+                        integerPositions[integer] = position
+                        positions.append(position)
+                    } else {
+                        let key = try primaryKey(id, of: T.self)
+                        if let earlier = keyPositions[KeyBytes(key)] {
+                            positions.append(earlier)
+                            continue
+                        }
+                        let found = try key.withUnsafeBytes { key in try cursor.seek(to: key) }
+                        let position = found.map { entry in
+                            entries.append(entry)
+                            return entries.count - 1
+                        }
+                        keyPositions[KeyBytes(key)] = position
+                        positions.append(position)
+                    }
+                }
+            }
+        }
+        return (try decodeAll(T.self, entries, info: info), positions, integerPositions.count + keyPositions.count)
+    }
+
     /// The records of `S` whose link `path` leads to `target`, in primary-key order: Realm's `LinkingObjects`.
     /// For a query to filter, sort or count, use `objects(S.self).linking(to:via:)`.
     public func backlinks<S: Model, P: LinkProperty>(

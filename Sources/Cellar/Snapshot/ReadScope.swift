@@ -54,7 +54,7 @@ public class ReadScope {
     /// Room for the key of a lookup, reused for the same reason.
     var keyScratch: [UInt8] = []
     /// Room for an integer key, the most common: written and read in place, with no closure around its use.
-    private let integerKey = UnsafeMutableRawPointer.allocate(
+    let integerKey = UnsafeMutableRawPointer.allocate(
         byteCount: KeyEncoding.SignedKey.room, alignment: MemoryLayout<UInt64>.alignment)
     /// The model read last, and the store's record of it.
     private var lastModel: (type: ObjectIdentifier, info: ModelInfo)?

@@ -73,7 +73,9 @@ public struct RecordReader {
     /// has none. Inlinable, as every helper generated code calls, so that it is specialized where the type is
     /// compiled: unspecialized, each call would look up generic metadata.
     @inlinable @inline(__always)
-    public mutating func value<T: RecordStorable>(_ type: T.Type = T.self, field: Int, of fields: inout RecordFieldCursor)
+    public mutating func value<T: RecordStorable>(
+        _ type: T.Type = T.self, field: Int, of fields: inout RecordFieldCursor
+    )
         throws -> T
     {
         try storedValue(T.self, field: field, of: &fields)
@@ -81,7 +83,9 @@ public struct RecordReader {
 
     /// Reads an optional field; `nil` when the record has none, as `Codable`'s `decodeIfPresent` reads it.
     @inlinable @inline(__always)
-    public mutating func value<W: RecordStorable>(_ type: W?.Type = W?.self, field: Int, of fields: inout RecordFieldCursor)
+    public mutating func value<W: RecordStorable>(
+        _ type: W?.Type = W?.self, field: Int, of fields: inout RecordFieldCursor
+    )
         throws -> W?
     {
         try storedValue(W?.self, field: field, of: &fields)
@@ -123,85 +127,113 @@ public struct RecordReader {
 
     /// Reads an `Int` field.
     @inlinable @inline(__always)
-    public mutating func value(_ type: Int.Type = Int.self, field: Int, of fields: inout RecordFieldCursor) throws -> Int {
+    public mutating func value(_ type: Int.Type = Int.self, field: Int, of fields: inout RecordFieldCursor) throws
+        -> Int
+    {
         try self.field(Int.self, field, of: &fields) { $0.integerInPlace(Int.self, field: $1, of: &$2) }
     }
 
     /// Reads an optional `Int` field.
     @inlinable @inline(__always)
-    public mutating func value(_ type: Int?.Type = Int?.self, field: Int, of fields: inout RecordFieldCursor) throws -> Int? {
+    public mutating func value(_ type: Int?.Type = Int?.self, field: Int, of fields: inout RecordFieldCursor) throws
+        -> Int?
+    {
         try optionalField(Int.self, field, of: &fields) { $0.integerInPlace(Int.self, field: $1, of: &$2) }
     }
 
     /// Reads an `Int64` field.
     @inlinable @inline(__always)
-    public mutating func value(_ type: Int64.Type = Int64.self, field: Int, of fields: inout RecordFieldCursor) throws -> Int64 {
+    public mutating func value(_ type: Int64.Type = Int64.self, field: Int, of fields: inout RecordFieldCursor) throws
+        -> Int64
+    {
         try self.field(Int64.self, field, of: &fields) { $0.integerInPlace(Int64.self, field: $1, of: &$2) }
     }
 
     /// Reads an optional `Int64` field.
     @inlinable @inline(__always)
-    public mutating func value(_ type: Int64?.Type = Int64?.self, field: Int, of fields: inout RecordFieldCursor) throws -> Int64? {
+    public mutating func value(_ type: Int64?.Type = Int64?.self, field: Int, of fields: inout RecordFieldCursor) throws
+        -> Int64?
+    {
         try optionalField(Int64.self, field, of: &fields) { $0.integerInPlace(Int64.self, field: $1, of: &$2) }
     }
 
     /// Reads an `Int32` field.
     @inlinable @inline(__always)
-    public mutating func value(_ type: Int32.Type = Int32.self, field: Int, of fields: inout RecordFieldCursor) throws -> Int32 {
+    public mutating func value(_ type: Int32.Type = Int32.self, field: Int, of fields: inout RecordFieldCursor) throws
+        -> Int32
+    {
         try self.field(Int32.self, field, of: &fields) { $0.integerInPlace(Int32.self, field: $1, of: &$2) }
     }
 
     /// Reads an optional `Int32` field.
     @inlinable @inline(__always)
-    public mutating func value(_ type: Int32?.Type = Int32?.self, field: Int, of fields: inout RecordFieldCursor) throws -> Int32? {
+    public mutating func value(_ type: Int32?.Type = Int32?.self, field: Int, of fields: inout RecordFieldCursor) throws
+        -> Int32?
+    {
         try optionalField(Int32.self, field, of: &fields) { $0.integerInPlace(Int32.self, field: $1, of: &$2) }
     }
 
     /// Reads a `UInt64` field.
     @inlinable @inline(__always)
-    public mutating func value(_ type: UInt64.Type = UInt64.self, field: Int, of fields: inout RecordFieldCursor) throws -> UInt64 {
+    public mutating func value(_ type: UInt64.Type = UInt64.self, field: Int, of fields: inout RecordFieldCursor) throws
+        -> UInt64
+    {
         try self.field(UInt64.self, field, of: &fields) { $0.integerInPlace(UInt64.self, field: $1, of: &$2) }
     }
 
     /// Reads an optional `UInt64` field.
     @inlinable @inline(__always)
-    public mutating func value(_ type: UInt64?.Type = UInt64?.self, field: Int, of fields: inout RecordFieldCursor) throws -> UInt64? {
+    public mutating func value(_ type: UInt64?.Type = UInt64?.self, field: Int, of fields: inout RecordFieldCursor)
+        throws -> UInt64?
+    {
         try optionalField(UInt64.self, field, of: &fields) { $0.integerInPlace(UInt64.self, field: $1, of: &$2) }
     }
 
     /// Reads a `Double` field.
     @inlinable @inline(__always)
-    public mutating func value(_ type: Double.Type = Double.self, field: Int, of fields: inout RecordFieldCursor) throws -> Double {
+    public mutating func value(_ type: Double.Type = Double.self, field: Int, of fields: inout RecordFieldCursor) throws
+        -> Double
+    {
         try self.field(Double.self, field, of: &fields) { $0.doubleInPlace($1, of: &$2) }
     }
 
     /// Reads an optional `Double` field.
     @inlinable @inline(__always)
-    public mutating func value(_ type: Double?.Type = Double?.self, field: Int, of fields: inout RecordFieldCursor) throws -> Double? {
+    public mutating func value(_ type: Double?.Type = Double?.self, field: Int, of fields: inout RecordFieldCursor)
+        throws -> Double?
+    {
         try optionalField(Double.self, field, of: &fields) { $0.doubleInPlace($1, of: &$2) }
     }
 
     /// Reads a `Bool` field.
     @inlinable @inline(__always)
-    public mutating func value(_ type: Bool.Type = Bool.self, field: Int, of fields: inout RecordFieldCursor) throws -> Bool {
+    public mutating func value(_ type: Bool.Type = Bool.self, field: Int, of fields: inout RecordFieldCursor) throws
+        -> Bool
+    {
         try self.field(Bool.self, field, of: &fields) { $0.boolInPlace($1, of: &$2) }
     }
 
     /// Reads an optional `Bool` field.
     @inlinable @inline(__always)
-    public mutating func value(_ type: Bool?.Type = Bool?.self, field: Int, of fields: inout RecordFieldCursor) throws -> Bool? {
+    public mutating func value(_ type: Bool?.Type = Bool?.self, field: Int, of fields: inout RecordFieldCursor) throws
+        -> Bool?
+    {
         try optionalField(Bool.self, field, of: &fields) { $0.boolInPlace($1, of: &$2) }
     }
 
     /// Reads a `String` field.
     @inlinable @inline(__always)
-    public mutating func value(_ type: String.Type = String.self, field: Int, of fields: inout RecordFieldCursor) throws -> String {
+    public mutating func value(_ type: String.Type = String.self, field: Int, of fields: inout RecordFieldCursor) throws
+        -> String
+    {
         try self.field(String.self, field, of: &fields) { $0.textInPlace($1, of: &$2) }
     }
 
     /// Reads an optional `String` field.
     @inlinable @inline(__always)
-    public mutating func value(_ type: String?.Type = String?.self, field: Int, of fields: inout RecordFieldCursor) throws -> String? {
+    public mutating func value(_ type: String?.Type = String?.self, field: Int, of fields: inout RecordFieldCursor)
+        throws -> String?
+    {
         try optionalField(String.self, field, of: &fields) { $0.textInPlace($1, of: &$2) }
     }
 

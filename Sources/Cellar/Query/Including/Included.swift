@@ -27,7 +27,7 @@ public struct IncludedResults<M: Model, Linked: Sendable>: RandomAccessCollectio
     let rows: [Included<M, Linked>]
     /// The version the records and their linked records come from.
     public let version: StoreVersion
-    /// How many distinct linked records were read: each target once, however many records link to it.
+    /// How many distinct linked records were looked up (a gone one too): each once, however many records link to it.
     public let targetsRead: Int
 
     public var startIndex: Int { rows.startIndex }

@@ -12,31 +12,32 @@
 /// `limit`.
 public struct IncludingQuery<M: Model, Target: Model, Linked: Sendable>: Sendable {
     var query: Query<M>
-    /// The ids one record's link leads to, in order.
-    let targetIDs: @Sendable (M) -> [Target.ID]
-    /// What the row holds, from the ids in order and the targets found.
-    let assemble: @Sendable ([Target.ID], [Target.ID: Target]) -> Linked
+    /// Appends the ids one record's link leads to, in order.
+    let targetIDs: @Sendable (M, inout [Target.ID]) -> Void
+    /// What a row holds, from where its ids' targets are among those read (`nil` where one is gone), in order.
+    let assemble: @Sendable (ArraySlice<Int?>, [Target]) -> Linked
 
     /// The matching records, each with what its link leads to, frozen.
     public func results() throws(StoreError) -> IncludedResults<M, Linked> {
         try query.run { (context) throws(StoreError) in
             let records = try query.execute(in: context, info: context.store.info(for: M.self))
-            let ids = records.map(targetIDs)
-            var found: [Target.ID: Target] = [:]
-            var missing = Set<Target.ID>()
-            for id in ids.joined() where found[id] == nil && !missing.contains(id) {
-                if let target = try context.fetch(Target.self, id: id) {
-                    found[id] = target
-                } else {
-                    missing.insert(id)
-                }
+            var ids: [Target.ID] = []
+            var ends: [Int] = []
+            ends.reserveCapacity(records.count)
+            for record in records {
+                targetIDs(record, &ids)
+                ends.append(ids.count)
             }
-            let rows = zip(records, ids).map { record, ids in
-                Included(record: record, included: assemble(ids, found))
+            let (targets, positions, lookups) = try context.fetchEach(Target.self, ids: ids)
+            var rows: [Included<M, Linked>] = []
+            rows.reserveCapacity(records.count)
+            var start = 0
+            for (record, end) in zip(records, ends) {
+                rows.append(Included(record: record, included: assemble(positions[start..<end], targets)))
+                start = end
             }
             return IncludedResults(
-                rows: rows, version: StoreVersion(rawValue: try context.lmdb.id),
-                targetsRead: found.count + missing.count)
+                rows: rows, version: StoreVersion(rawValue: try context.lmdb.id), targetsRead: lookups)
         }
     }
 
@@ -63,23 +64,23 @@ extension Query {
     /// its target is gone), read in one version. See ``IncludingQuery``.
     public func including<T: Model>(_ path: KeyPath<M, Link<T>?> & Sendable) -> IncludingQuery<M, T, T?> {
         IncludingQuery(
-            query: self, targetIDs: { record in record[keyPath: path].map { [$0.id] } ?? [] },
-            assemble: { ids, found in ids.first.flatMap { found[$0] } })
+            query: self, targetIDs: { record, ids in if let link = record[keyPath: path] { ids.append(link.id) } },
+            assemble: { positions, targets in positions.first?.map { targets[$0] } })
     }
 
     /// The query's records, each with the record its link `path` leads to (`nil` when its target is gone), read in
     /// one version. See ``IncludingQuery``.
     public func including<T: Model>(_ path: KeyPath<M, Link<T>> & Sendable) -> IncludingQuery<M, T, T?> {
         IncludingQuery(
-            query: self, targetIDs: { record in [record[keyPath: path].id] },
-            assemble: { ids, found in ids.first.flatMap { found[$0] } })
+            query: self, targetIDs: { record, ids in ids.append(record[keyPath: path].id) },
+            assemble: { positions, targets in positions.first?.map { targets[$0] } })
     }
 
     /// The query's records, each with the records its list of links `path` leads to, in the list's order (a target
     /// listed twice comes twice; one that is gone is left out), read in one version. See ``IncludingQuery``.
     public func including<T: Model>(_ path: KeyPath<M, [Link<T>]> & Sendable) -> IncludingQuery<M, T, [T]> {
         IncludingQuery(
-            query: self, targetIDs: { record in record[keyPath: path].map(\.id) },
-            assemble: { ids, found in ids.compactMap { found[$0] } })
+            query: self, targetIDs: { record, ids in for link in record[keyPath: path] { ids.append(link.id) } },
+            assemble: { positions, targets in positions.compactMap { $0.map { targets[$0] } } })
     }
 }
