@@ -6,7 +6,7 @@ import Foundation
 /// blocking one, in `Store`.
 extension Store {
     /// Opens the store in the folder at `directory` off the cooperative pool: opening may build indexes or run a
-    /// migration. See ``init(at:configuration:)``.
+    /// migration. Otherwise as the blocking `init(at:configuration:)`.
     public convenience init(at directory: URL, configuration: Configuration) async throws(StoreError) {
         let opened = try await offCooperativePool { () throws(StoreError) in
             try Self.open(directory, configuration: configuration, removeOnClose: false)
@@ -28,7 +28,7 @@ extension Store {
         }
     }
 
-    /// Deletes the store in the folder at `directory`, off the cooperative pool. See ``delete(at:)``.
+    /// Deletes the store in the folder at `directory`, off the cooperative pool, as the blocking `delete(at:)` does.
     public static func delete(at directory: URL) async throws(StoreError) {
         try await offCooperativePool { () throws(StoreError) in try Store.delete(at: directory) }
     }
@@ -88,7 +88,7 @@ extension Store {
         return try await offCooperativePool { () throws(StoreError) in try query.exclusiveBacklink() }
     }
 
-    /// Checks the store's pages, indexes and links off the cooperative pool. See ``verifyIntegrity()``.
+    /// Checks the store's pages, indexes and links off the cooperative pool. See `verifyIntegrity()`.
     public func verifyIntegrity() async throws(StoreError) -> IntegrityReport {
         try await offCooperativePool { () throws(StoreError) in try self.verifyIntegrity() }
     }

@@ -8,10 +8,17 @@ import Foundation
 
 /// File operations whose failures must name the real cause: Foundation reports most of them as one generic error.
 enum FileSystem {
-    /// Why a store cannot be opened at a path that is a file.
-    static let fileIsNotAFolder =
-        "it is a file, and a store is a folder: pass the URL of the folder that holds data.mdb and lock.mdb, or of "
-        + "a folder to create"
+    /// Why a store cannot be opened at `path`, a file; `creates` when opening would create the store's folder.
+    static func fileIsNotAFolder(_ path: String, creates: Bool) -> String {
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        let isStoreFile = path.hasSuffix("/data.mdb") || path.hasSuffix("/lock.mdb")
+        let hint =
+            isStoreFile
+            ? "pass the folder that holds it, \(folder)"
+            : "pass the URL of the folder that holds data.mdb and lock.mdb"
+                + (creates ? ", or of a folder to create" : "")
+        return "it is a file, and a store is a folder: \(hint)"
+    }
 
     /// Creates the folder at `directory` and any missing parents, as `mkdir -p` does.
     ///
@@ -28,7 +35,7 @@ enum FileSystem {
             if stat(prefix, &status) == 0 {
                 if status.st_mode & S_IFMT == S_IFDIR { continue }
                 throw isLast
-                    ? .incompatibleFile(path: prefix, reason: fileIsNotAFolder)
+                    ? .incompatibleFile(path: prefix, reason: fileIsNotAFolder(prefix, creates: true))
                     : .io(
                         errno: ENOTDIR, operation: "create the store's folder \(target) under", path: prefix)
             }

@@ -170,7 +170,9 @@ final class StoreCore: Sendable {
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
                 throw .io(errno: ENOENT, operation: "find the store's folder", path: path)
             }
-            guard isFolder.boolValue else { throw .incompatibleFile(path: path, reason: FileSystem.fileIsNotAFolder) }
+            guard isFolder.boolValue else {
+                throw .incompatibleFile(path: path, reason: FileSystem.fileIsNotAFolder(path, creates: false))
+            }
             guard FileManager.default.fileExists(atPath: directory.appendingPathComponent("data.mdb").path) else {
                 throw .io(errno: ENOENT, operation: "find a store (data.mdb) to open read-only in", path: path)
             }

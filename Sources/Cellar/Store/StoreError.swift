@@ -177,6 +177,14 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible, Loca
     private func migrationRequiredWords(_ changes: [SchemaChange]) -> String {
         let needed = changes.filter { $0.handling == .needsMigration }
         let others = changes.filter { $0.handling != .needsMigration }
+        guard !needed.isEmpty else {
+            // Nothing needs a step: opening would rewrite records (declared renames and defaults, or steps to run),
+            // and the configuration does not migrate.
+            let heading =
+                "Migration is required: opening would rewrite stored records, and this configuration has "
+                + "allowsMigration set to false (an app extension leaves migrating to the app). The changes:"
+            return ([heading] + changes.map { "- \($0)" }).joined(separator: "\n")
+        }
         var lines = ["Migration is required due to the following errors:"]
         lines += needed.map { change in
             let sentence = change.description
@@ -184,7 +192,7 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible, Loca
             return "- \(sentence.hasSuffix(".") ? String(sentence.dropLast()) : sentence): \(reason)."
         }
         if !others.isEmpty {
-            lines.append("Also changed, and applied at opening without a migration:")
+            lines.append("Also changed, which opening applies by itself:")
             lines += others.map { "- \($0)" }
         }
         return lines.joined(separator: "\n")

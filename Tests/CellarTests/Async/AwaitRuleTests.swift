@@ -35,6 +35,19 @@ private struct AwaitWalker: Model, Equatable {
     var pups: [Link<AwaitPup>] = []
     var favourite: Link<AwaitPup>?
     static let schema = Schema<AwaitWalker>(links: [.link(\.pups), .link(\.favourite, exclusive: true)])
+
+    init(id: Int64, pups: [Link<AwaitPup>], favourite: Link<AwaitPup>?) {
+        (self.id, self.pups, self.favourite) = (id, pups, favourite)
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(Int64.self, forKey: .id)
+        pups = try container.decode([Link<AwaitPup>].self, forKey: .pups)
+        favourite = try container.decodeIfPresent(Link<AwaitPup>.self, forKey: .favourite)
+        let onReadQueue = DispatchQueue.getSpecific(key: readQueueKey) ?? false
+        decodedOnReadQueue.withLock { $0.append(onReadQueue) }
+    }
 }
 
 /// The README's rule: every call that opens, reads or writes a store has an `async` form of the same name, which Swift
@@ -94,10 +107,20 @@ struct AwaitRuleTests {
         let optionalLink: Link<AwaitPup>? = Link(id: 6)
         #expect(try await expectDecodes("object(optional link)") { try await store.object(optionalLink) }?.id == 6)
         #expect(try await expectDecodes("resolve(_:)") { try await store.resolve([Link<AwaitPup>(id: 3)]) }.count == 1)
-        let walkers = try await store.backlinks(to: AwaitPup(id: 1, age: 1, weight: 1), via: \AwaitWalker.pups)
+        let walkers = try await expectDecodes("backlinks(to:via:)") {
+            try await store.backlinks(to: AwaitPup(id: 1, age: 1, weight: 1), via: \AwaitWalker.pups)
+        }
         #expect(walkers.map(\.id) == [1])
-        let walker = try await store.backlink(to: AwaitPup(id: 3, age: 0, weight: 3), via: \AwaitWalker.favourite)
+        let walker = try await expectDecodes("backlink(to:via:)") {
+            try await store.backlink(to: AwaitPup(id: 3, age: 0, weight: 3), via: \AwaitWalker.favourite)
+        }
         #expect(walker?.id == 1)
+        let walking = store.objects(AwaitWalker.self).including(\.pups)
+        #expect(try await expectDecodes("including(_:).results()") { try await walking.results() }.count == 1)
+        #expect(try await expectDecodes("including(_:).first()") { try await walking.first() }?.included.count == 2)
+        // count() with a condition no index answers decodes each record to check it.
+        let heavy = store.objects(AwaitPup.self).filter { $0.weight > 4 }
+        #expect(try await expectDecodes("count() of a filter") { try await heavy.count() } == 2)
         #expect(try await expectDecodes("verifyIntegrity()") { try await store.verifyIntegrity() }.problems == [])
 
         // Reads that decode nothing, and the files: the same names, awaited.

@@ -51,7 +51,7 @@ struct MigrationMessageTests {
                 - Property 'Note.wordCount' has been added (required, type 'int'): stored records have no value for \
                 it and it has no default: set 'wordCount' in a migration step, or declare a default with Schema's \
                 property(_:default:).
-                Also changed, and applied at opening without a migration:
+                Also changed, which opening applies by itself:
                 - Property 'Note.pinned' has been added (required, with a default).
                 - Property 'Note.subtitle' has been added.
                 - Index 'title' has been added to 'Note'.
@@ -62,6 +62,50 @@ struct MigrationMessageTests {
             #expect(String(describing: error).hasPrefix(expected), "\(error)")
             return true
         }
+    }
+
+    /// Only a declared default, which opening writes into every record: an extension that may not migrate is told
+    /// that, not that a change needs a migration step.
+    @Test func aConfigurationThatMayNotMigrateIsToldSo() throws {
+        enum Declared {
+            struct Note: Model {
+                var id: Int64
+                var title: String
+                var pinned: Bool
+                static let schema = Schema<Note>(name: "Note").property(\.pinned, default: false)
+            }
+        }
+        let folder = TemporaryFolder()
+        do {
+            let store = try folder.store([V1.Note.self])
+            try store.write { tx in try tx.insert(V1.Note(id: 1, title: "Groceries")) }
+        }
+        var configuration = Configuration(models: [Declared.Note.self])
+        configuration.allowsMigration = false
+        #expect {
+            try Store(at: folder.url, configuration: configuration)
+        } throws: { error in
+            let words = String(describing: error)
+            #expect(
+                words.hasPrefix(
+                    """
+                    Migration is required: opening would rewrite stored records, and this configuration has \
+                    allowsMigration set to false (an app extension leaves migrating to the app). The changes:
+                    - Property 'Note.pinned' has been added (required, with a default).
+                    """), "\(words)")
+            return true
+        }
+    }
+
+    @Test func aNestedFieldIsSetThroughItsProperty() {
+        let change = SchemaChange.propertyAdded(
+            model: "Person", property: "address.zip", kind: "string", isOptional: false, hasDefault: false)
+        #expect(
+            change.migrationReason
+                == "stored records have no value for it: set 'address' with its 'zip' in a migration step")
+        let typeChange = SchemaChange.propertyTypeChanged(
+            model: "Person", property: "address.zip", from: "int", to: "string")
+        #expect(typeChange.migrationReason == "stored values are 'int': convert 'address' in a migration step")
     }
 
     @Test func aLinkIsToldWithItsRulesAsTheSchemaDeclaresThem() throws {

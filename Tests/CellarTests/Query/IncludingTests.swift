@@ -35,7 +35,13 @@ struct IncludingTests {
         static let schema = Schema<FastNote>(links: [.link(\.tags)])
     }
 
-    static let models: [any Model.Type] = [Folder.self, Tag.self, Note.self, FastNote.self]
+    /// A plain `Codable` model whose undeclared list leads to generated-code records, some of them gone.
+    struct Board: Model, Equatable {
+        var id: String
+        var pinned: [Link<FastNote>]
+    }
+
+    static let models: [any Model.Type] = [Folder.self, Tag.self, Note.self, FastNote.self, Board.self]
 
     static func filled(_ folder: TemporaryFolder) throws -> Store {
         let store = try folder.store(models)
@@ -112,6 +118,32 @@ struct IncludingTests {
         let rows = try store.objects(FastNote.self).including(\.tags).results()
         #expect(rows.count == 40)
         #expect(rows.map(\.included) == (try rows.map { try store.resolve($0.record.tags) }))
+        // The other way round, with targets gone in the middle of a list and one named twice.
+        try store.write { tx in
+            try tx.insert(Board(id: "b", pinned: [Link(id: 3), Link(id: 99), Link(id: 5), Link(id: 3), Link(id: 98)]))
+        }
+        let board = try #require(try store.objects(Board.self).including(\.pinned).first())
+        #expect(board.included.map(\.id) == [3, 5, 3])
+        #expect(board.included == (try store.resolve(board.pinned)))
+    }
+
+    /// Enough distinct targets that they are decoded on every core, as a large query's records are.
+    @Test func manyTargetsDecodeInParallelAndInOrder() throws {
+        let store = try Store.inMemory(.init(models: [Tag.self, Note.self, Folder.self]))
+        let count = Int64(ParallelDecoding.minimumRecords + 500)
+        try store.write { tx in
+            for id in 1...count { try tx.insert(Tag(id: id, label: "tag \(id)")) }
+            for id in Int64(1)...10 {
+                let tags = stride(from: count - id + 1, through: 1, by: -10).map { Link<Tag>(id: $0) }
+                try tx.insert(Note(id: id, title: "n\(id)", folder: nil, tags: tags, pinnedTo: Link(id: "none")))
+            }
+        }
+        let rows = try store.objects(Note.self).including(\.tags).results()
+        #expect(rows.targetsRead == Int(count))
+        for row in rows {
+            #expect(row.included.map(\.id) == row.tags.map(\.id))
+            #expect(row.included.allSatisfy { $0.label == "tag \($0.id)" })
+        }
     }
 
     @Test func asyncFormsAndAReadOnlyStore() async throws {

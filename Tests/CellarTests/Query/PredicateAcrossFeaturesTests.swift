@@ -36,7 +36,7 @@ struct PredicateAcrossFeaturesTests {
     }
     static let pups = (1...30).map { number in
         Pup(
-            id: number, name: ["Taro", "hachi", "Pochi"][number % 3], kind: number % 4 == 0 ? .shiba : .mutt,
+            id: number, name: ["Taro", "hachi", "Pochi", "Hachi"][number % 4], kind: number % 4 == 0 ? .shiba : .mutt,
             born: epoch.addingTimeInterval(Double(number) * 86_400), chip: chip(number))
     }
 
@@ -70,6 +70,8 @@ struct PredicateAcrossFeaturesTests {
         // A folded index answers the folded condition; a #Predicate's == compares exactly, as Swift does.
         let exact = try pups.where(#Predicate { $0.name == "hachi" }).results().map(\.id)
         #expect(exact == Self.pups.filter { $0.name == "hachi" }.map(\.id))
+        let folded = try pups.where(.equals(\.name, "hachi", options: .caseInsensitive)).results().map(\.id)
+        #expect(folded.count > exact.count && Set(exact).isSubset(of: Set(folded)))
     }
 
     @Test func generatedRecordCodeGivesTheSameRecords() throws {

@@ -79,19 +79,31 @@ public enum SchemaChange: Hashable, Sendable, CustomStringConvertible {
     /// the others.
     var migrationReason: String? {
         guard handling == .needsMigration else { return nil }
+        // A nested field is set through its enclosing property, and only a top-level property has a default.
+        if case .propertyAdded(_, let path, _, _, _) = self, let dot = path.firstIndex(of: ".") {
+            let top = path[..<dot]
+            return "stored records have no value for it: set '\(top)' with its '\(path[path.index(after: dot)...])' "
+                + "in a migration step"
+        }
         switch self {
         case .propertyAdded(_, let property, _, _, _):
             return "stored records have no value for it and it has no default: set '\(property)' in a migration step, "
                 + "or declare a default with Schema's property(_:default:)"
         case .propertyTypeChanged(_, let property, let from, _):
-            return "stored values are '\(from)': convert '\(property)' in a migration step"
+            return "stored values are '\(from)': convert '\(Self.topLevel(property))' in a migration step"
         case .propertyMadeRequired(_, let property):
-            return "records without a value cannot be read: set '\(property)' in a migration step where it is nil"
+            return "records without a value cannot be read: set '\(Self.topLevel(property))' in a migration step "
+                + "where it is nil"
         case .propertyUnreadable(_, let property, _):
-            return "convert '\(property)' in a migration step"
+            return "convert '\(Self.topLevel(property))' in a migration step"
         default:
             return nil
         }
+    }
+
+    /// The property a migration step sets for a field at `path` (`address` for `address.zip`).
+    private static func topLevel(_ path: String) -> String {
+        path.firstIndex(of: ".").map { String(path[..<$0]) } ?? path
     }
 
     public var description: String {

@@ -1,5 +1,5 @@
 /// A record with what one of its links leads to, read from the same version: a row of
-/// ``IncludingQuery/results()``.
+/// `results()`.
 ///
 /// The record's properties read through the row (`row.title`), and `included` is the linked record (`Folder?` for a
 /// to-one link) or records (`[Tag]` for a list, in the list's order). Use it in a SwiftUI `List` as you would the
