@@ -244,10 +244,15 @@ final class KeyEncoder: Encoder {
         mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
             if let value { try encoder.encodeComponent(value) } else { encoder.encodeNil() }
         }
+        /// A nested keyed container is how synthesized `Codable` writes an enum with associated values: the case is
+        /// the key (`{"failed": {"reason": "disk"}}`, `{"queued": {}}`). The key is a component here, so that cases
+        /// with equal payloads, and cases with none, have keys of their own: such values order by case name, then
+        /// payload.
         mutating func nestedContainer<NestedKey: CodingKey>(
             keyedBy keyType: NestedKey.Type, forKey key: Key
         ) -> KeyedEncodingContainer<NestedKey> {
-            encoder.container(keyedBy: keyType)
+            encoder.encode(key.stringValue)
+            return encoder.container(keyedBy: keyType)
         }
         mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
             encoder.unkeyedContainer()
