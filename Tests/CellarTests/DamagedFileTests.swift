@@ -153,6 +153,13 @@ struct DamagedFileTests {
                     + "Open the store in another folder; Cellar did not change this one.")
             return path == file.path
         }
+        // Asking what opening it would change is told the same, not that every model would be added.
+        #expect {
+            try Store.pendingChanges(at: file, configuration: .init(models: [Dog.self]))
+        } throws: { error in
+            guard case .incompatibleFile(let path, _) = error as? StoreError else { return false }
+            return path == file.path
+        }
         let below = file.appendingPathComponent("store")
         #expect {
             try Store(at: below, configuration: .init(models: [Dog.self]))

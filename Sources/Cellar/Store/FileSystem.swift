@@ -8,6 +8,21 @@ import Foundation
 
 /// File operations whose failures must name the real cause: Foundation reports most of them as one generic error.
 enum FileSystem {
+    /// What is at a path, as `stat` sees it.
+    enum Entry: Equatable {
+        case folder
+        case file
+        /// Nothing that can be reached: `errno` says why (`ENOENT`, `EACCES`…).
+        case unreachable(errno: Int32)
+    }
+
+    /// What is at `path`, following symbolic links.
+    static func entry(at path: String) -> Entry {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return .unreachable(errno: errno) }
+        return status.st_mode & S_IFMT == S_IFDIR ? .folder : .file
+    }
+
     /// Why a store cannot be opened at `path`, a file; `creates` when opening would create the store's folder.
     static func fileIsNotAFolder(_ path: String, creates: Bool) -> String {
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path

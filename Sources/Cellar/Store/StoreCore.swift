@@ -166,15 +166,13 @@ final class StoreCore: Sendable {
     ) throws(StoreError) -> (Environment, CoreDatabases) {
         let path = directory.path
         if configuration.readOnly {
-            var isFolder: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
-                throw .io(errno: ENOENT, operation: "find the store's folder", path: path)
+            switch FileSystem.entry(at: path) {
+            case .folder: break
+            case .file: throw .incompatibleFile(path: path, reason: FileSystem.fileIsNotAFolder(path, creates: false))
+            case .unreachable(let code): throw .io(errno: code, operation: "find the store's folder", path: path)
             }
-            guard isFolder.boolValue else {
-                throw .incompatibleFile(path: path, reason: FileSystem.fileIsNotAFolder(path, creates: false))
-            }
-            guard FileManager.default.fileExists(atPath: directory.appendingPathComponent("data.mdb").path) else {
-                throw .io(errno: ENOENT, operation: "find a store (data.mdb) to open read-only in", path: path)
+            if case .unreachable(let code) = FileSystem.entry(at: directory.appendingPathComponent("data.mdb").path) {
+                throw .io(errno: code, operation: "find a store (data.mdb) to open read-only in", path: path)
             }
         } else {
             try FileSystem.createDirectories(at: directory)

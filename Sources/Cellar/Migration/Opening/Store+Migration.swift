@@ -67,6 +67,10 @@ extension Store {
     public static func pendingChanges(
         at directory: URL, configuration: Configuration
     ) throws(StoreError) -> PendingSchemaChanges {
+        if FileSystem.entry(at: directory.path) == .file {
+            throw .incompatibleFile(
+                path: directory.path, reason: FileSystem.fileIsNotAFolder(directory.path, creates: true))
+        }
         guard FileManager.default.fileExists(atPath: directory.appendingPathComponent("data.mdb").path) else {
             var changes: [SchemaChange] = []
             for type in configuration.models {

@@ -1,9 +1,9 @@
-/// A record with what one of its links leads to, read from the same version: a row of
-/// `results()`.
+/// A record with what one of its links leads to, read from the same version: a row of an ``IncludingQuery``'s
+/// results.
 ///
 /// The record's properties read through the row (`row.title`), and `included` is the linked record (`Folder?` for a
 /// to-one link) or records (`[Tag]` for a list, in the list's order). Use it in a SwiftUI `List` as you would the
-/// record: its `id` is the record's.
+/// record: its `id` is the record's. A model property named `record` or `included` is read as `row.record.record`.
 @dynamicMemberLookup
 public struct Included<M: Model, Linked: Sendable>: Identifiable, Sendable {
     /// The record the query found.
