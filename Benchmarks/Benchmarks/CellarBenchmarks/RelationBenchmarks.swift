@@ -286,7 +286,8 @@ func relationBenchmarks() {
             // What GRDB's including(all:) runs: the people, then their dogs in one query, joined in memory.
             blackHole(
                 try store.queue.read { db in
-                    let people = try LinkedPerson.fetchAll(db, sql: "SELECT * FROM person WHERE id <= ?", arguments: [page])
+                    let people = try LinkedPerson.fetchAll(
+                        db, sql: "SELECT * FROM person WHERE id <= ?", arguments: [page])
                     var dogsByPerson: [Int64: [LinkedDog]] = [:]
                     let rows = try Row.fetchCursor(
                         db,
