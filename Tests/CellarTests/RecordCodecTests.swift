@@ -117,6 +117,20 @@ struct RecordCodecTests {
         }
     }
 
+    /// The bytes check's table of fixed sizes says what the format's own function says, type by type.
+    @Test func theEntryWalksTableOfSizesIsTheFormats() {
+        let zeros = [UInt8](repeating: 0, count: 32)
+        for type in 0..<16 {
+            var value = zeros
+            value[0] = UInt8(type)
+            let size = value.withUnsafeBytes { RecordFormat.valueSize(in: $0, at: 0, end: 32) }
+            let fromTable = Int((RecordEntries.fixedSizes >> (UInt64(type) * 4)) & 0xF)
+            let variable: Set<RecordFormat.ValueType> = [.string, .bytes]
+            let expected = RecordFormat.ValueType(byte: UInt8(type)).map { variable.contains($0) } == true ? 0 : size
+            #expect(fromTable == expected, "type \(type)")
+        }
+    }
+
     /// The size every reader skips a value by is what its encoding takes; cut anywhere shorter, it is refused.
     @Test func aValuesSizeIsWhatItsEncodingTakes() throws {
         let values: [any Encodable] = [

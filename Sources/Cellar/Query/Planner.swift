@@ -290,10 +290,12 @@ extension Query {
         return values
     }
 
-    /// For a model with generated record code, a check of the predicate on a record's bytes that leaves out the
-    /// records it shows cannot match before they are decoded; what it cannot tell, the decoded test still checks.
+    /// A check of the predicate on a record's bytes that leaves out the records it shows cannot match before they
+    /// are decoded, where the model's fields are known (`StoredFields`); what it cannot tell, the decoded test still
+    /// checks.
     private func bytesCheck(_ plan: QueryPlan, context: ReadScope, dictionary: KeyDictionary) -> BytesFilter? {
-        guard !plan.indexDecides, let keys = M._recordKeys, let predicate else { return nil }
+        guard !plan.indexDecides, let predicate, predicate.node.checksBytes, let keys = StoredFields.keys(of: M.self)
+        else { return nil }
         return BytesFilter(predicate.node, keys: keys, decoder: context.recordDecoder, dictionary: dictionary)
     }
 

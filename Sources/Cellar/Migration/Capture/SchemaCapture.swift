@@ -146,7 +146,7 @@ enum SchemaCapture {
 
         /// The shape of a stored property's type, learnt without a value of its own: an optional is the shape of
         /// its wrapped type, and may be absent.
-        private func propertyShape(of type: Any.Type, path: [any CodingKey]) -> (ValueShape, isOptional: Bool)? {
+        func propertyShape(of type: Any.Type, path: [any CodingKey]) -> (ValueShape, isOptional: Bool)? {
             if let optional = type as? any OptionalProperty.Type {
                 return propertyShape(of: optional.wrappedType, path: path).map { ($0.0, true) }
             }
@@ -194,6 +194,36 @@ enum SchemaCapture {
             }
             return DecodingFailure(error).reason
         }
+    }
+
+    /// `type`'s stored properties, in the order its records hold them, when its decoding is the one Swift
+    /// synthesizes: the fields the capture learnt (`fields`) are its stored properties exactly, by name and in order,
+    /// each of the shape and optionality of the property's declared type. `nil` for anything else (custom coding keys,
+    /// an `init(from:)` that reads other keys or other kinds, a property it passes over, a class), whose properties
+    /// cannot be tied to its fields by name.
+    static func synthesizedFields<T>(of type: T.Type, fields: [PropertyShape]) -> [StoredProperty]? {
+        var stored: [StoredProperty] = []
+        let isStruct = _forEachField(of: T.self) { name, offset, type, _ in
+            stored.append(StoredProperty(name: String(cString: name), offset: offset, type: type))
+            return true
+        }
+        guard isStruct, stored.count == fields.count else { return nil }
+        let context = Context()
+        for (property, field) in zip(stored, fields) {
+            guard property.name == field.name,
+                let (shape, isOptional) = context.propertyShape(of: property.type, path: []),
+                shape == field.shape, isOptional == field.isOptional
+            else { return nil }
+        }
+        return stored
+    }
+
+    /// A struct's stored property, as its type's metadata lists it.
+    struct StoredProperty {
+        let name: String
+        /// Its byte offset in the struct, as `MemoryLayout.offset(of:)` gives it for a key path to it.
+        let offset: Int
+        let type: Any.Type
     }
 
     /// How many values and containers one model's capture may hand out.

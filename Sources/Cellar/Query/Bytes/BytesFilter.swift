@@ -62,8 +62,20 @@ final class BytesFilter {
     /// The predicate's one comparison, when it has only one, called without the closure around it.
     private let single: FieldTest?
     private let singleCode: UInt64
+    /// The predicate's one comparison, when it is an equality with one integer or `Bool`: the commonest filter,
+    /// checked in a loop with everything it needs in registers.
+    private let scalar: ScalarEquality?
+    private let keyLimit: UInt64
     private let decoder: RecordDecoder
     private let dictionary: KeyDictionary
+
+    private struct ScalarEquality {
+        let code: UInt64
+        let value: StoredScalar
+        let negated: Bool
+        /// What a record without the field answers; `nil` to decode it.
+        let whenAbsent: Bool?
+    }
 
     /// The filter of `node` for a model whose record keys are `keys`, with the tags of `dictionary`; `nil` when no
     /// comparison of it can be read from bytes.
@@ -75,15 +87,37 @@ final class BytesFilter {
         }
         guard let check = node.bytesCheck(code: code) else { return nil }
         (self.check, self.decoder, self.dictionary) = (check, decoder, dictionary)
+        keyLimit = RecordEntries.keyLimit(of: dictionary)
         if case .condition(let comparison) = node, let test = comparison.fieldTest {
             (single, singleCode) = (test, code(test.field))
+            scalar = test.scalar.map {
+                ScalarEquality(code: code(test.field), value: $0, negated: test.negated, whenAbsent: test.whenAbsent)
+            }
         } else {
-            (single, singleCode) = (nil, 0)
+            (single, singleCode, scalar) = (nil, 0, nil)
         }
     }
 
     func mayMatch(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard let record = RecordEntries(bytes, decoder: decoder, dictionary: dictionary) else { return true }
+        if let scalar {
+            guard let (start, end) = RecordEntries.container(of: bytes) else { return true }
+            switch RecordEntries.locate(scalar.code, in: bytes, from: start, to: end, keyLimit: keyLimit) {
+            case .undecided:
+                return true
+            case .absent:
+                return scalar.whenAbsent != false
+            case .value(let offset):
+                if let equal = scalar.value.matches(bytes, at: offset) { return equal != scalar.negated }
+                // A stored null is an optional's `nil`, as an absent entry is. (In a property that is not optional
+                // it is damage; that, and another width, are left to the general test.)
+                if let absent = scalar.whenAbsent, bytes[offset] == RecordFormat.ValueType.null.rawValue {
+                    return absent
+                }
+            }
+        }
+        guard
+            let record = RecordEntries(bytes, decoder: decoder, dictionary: dictionary, keyLimit: keyLimit)
+        else { return true }
         // (Optional chaining calls the test without retaining it.)
         if single != nil { return single?.check(record, code: singleCode) != false }
         return check(record) != false

@@ -43,6 +43,11 @@ final class CanonicalBytes: Sendable {
         }
     }
 
+    /// The stored form of `value` alone, opened from an existential.
+    static func of(_ value: any Encodable) -> CanonicalBytes? { make(value) }
+
+    private static func make<V: Encodable>(_ value: V) -> CanonicalBytes? { CanonicalBytes([value]) }
+
     /// Whether the value at `offset` (whole inside `bytes`) equals one of the values; `nil` when its form cannot
     /// tell (another integer width, a non-ASCII text, another type), and the value must be read to compare.
     @inline(__always)

@@ -3,10 +3,9 @@ import Foundation
 /// A comparison checked on a record's bytes: the field the compared property is stored in, found among the
 /// record's entries and tested on its own, so that a record that does not match is never decoded.
 ///
-/// Only models with generated record code (`@Record`) have them: their key path → field mapping is generated from
-/// the same declarations as their reading and writing, so it is right by construction. A plain `Codable` model may
-/// store a property under another key, or transform it in `init(from:)`; its conditions are checked on decoded
-/// values, as before.
+/// `StoredFields` says which field holds the property: `@Record`'s generated code, or a plain `Codable` model's
+/// synthesized decoding. A model that stores a property under another key, or decodes it in some other way, has its
+/// conditions checked on decoded values.
 ///
 /// A class: a query's check holds one reference, and calling it per record copies nothing.
 final class FieldTest: Sendable {
@@ -36,18 +35,18 @@ final class FieldTest: Sendable {
     /// type with built-in or generated record code. For an equality (`==`, `!=`, `in`), `equalTo` are the compared
     /// values: a field stored in the same canonical form as one of them is then compared byte for byte.
     static func make<M: Model, V: Encodable>(
-        _ path: PartialKeyPath<M>, equalTo values: [V]? = nil, negated: Bool = false,
+        _ path: KeyPath<M, V>, equalTo values: [V]? = nil, negated: Bool = false,
         test: @escaping @Sendable (V) -> Bool
     ) -> FieldTest? {
         make(path, canonical: values.flatMap { CanonicalBytes($0) }, negated: negated, test: test)
     }
 
     // Unconstrained in `V`, so the closures capture no conformance of it (metatypes are not `Sendable` before
-    // Swift 6.2).
-    private static func make<M: Model, V>(
-        _ path: PartialKeyPath<M>, canonical: CanonicalBytes?, negated: Bool, test: @escaping @Sendable (V) -> Bool
+    // Swift 6.2); `#Predicate`'s comparisons, whose values' conformances are opened, come here directly.
+    static func make<M: Model, V>(
+        _ path: KeyPath<M, V>, canonical: CanonicalBytes?, negated: Bool, test: @escaping @Sendable (V) -> Bool
     ) -> FieldTest? {
-        guard M._recordKeys != nil, let field = M._recordField(for: path), let read = FieldValue.reader(V.self) else {
+        guard let field = StoredFields.field(of: path), let read = FieldValue.reader(V.self) else {
             return nil
         }
         return FieldTest(

@@ -120,6 +120,8 @@ struct PredicatePart {
     let ranges: Result<[KeyRange], StoreError>?
     let rank: Int
     var matchesElements = false
+    /// The comparison checked on record bytes, as the key-path form's is, where the model's fields are known.
+    var fieldTest: FieldTest?
 }
 
 /// The comparisons a predicate's constant takes part in, the property on the left.
@@ -168,7 +170,7 @@ extension PredicateTranslation {
         guard let (path, part) = found, let partial = path as? PartialKeyPath<M> else { return nil }
         return Condition(
             path: partial, description: part.description, ranges: part.ranges, rank: part.rank,
-            matchesElements: part.matchesElements, test: evaluation(of: node))
+            matchesElements: part.matchesElements, fieldTest: part.fieldTest, test: evaluation(of: node))
     }
 }
 
@@ -273,9 +275,48 @@ extension PredicateExpressions.Value: PredicateValueNode {
         } else {
             return nil
         }
-        return PredicatePart(
+        var part = PredicatePart(
             description: "\(Condition<M>.name(path)) \(comparison.symbol) \(Condition<M>.written(value))",
             ranges: comparison.ranges(of: value, optional: optional), rank: comparison.rank)
+        if let path = path as? KeyPath<M, Output> { part.fieldTest = fieldTest(path, comparison, value) }
+        return part
+    }
+
+    /// The key-path form's test on record bytes, for a property of `Output`'s own type: the same comparison,
+    /// opened on the value's `Equatable` or `Comparable` conformance.
+    private func fieldTest<M: Model>(_ path: KeyPath<M, Output>, _ comparison: ValueComparison, _ value: any Encodable)
+        -> FieldTest?
+    {
+        let test: (@Sendable (Output) -> Bool)?
+        switch comparison {
+        case .equal, .notEqual:
+            test = (self.value as? any Equatable).map { Self.equality($0, negated: comparison == .notEqual) }
+        case .less, .lessOrEqual, .greater, .greaterOrEqual:
+            test = (self.value as? any Comparable).map { Self.ordering($0, comparison) }
+        }
+        guard let test else { return nil }
+        let equality = comparison == .equal || comparison == .notEqual
+        return FieldTest.make(
+            path, canonical: equality ? CanonicalBytes.of(value) : nil, negated: comparison == .notEqual,
+            test: test)
+    }
+
+    private static func equality<E: Equatable>(_ value: E, negated: Bool) -> @Sendable (Output) -> Bool {
+        sendable { ($0 as? E).map { ($0 == value) != negated } ?? false }
+    }
+
+    private static func ordering<E: Comparable>(_ value: E, _ comparison: ValueComparison)
+        -> @Sendable (Output) -> Bool
+    {
+        sendable { stored in
+            guard let stored = stored as? E else { return false }
+            switch comparison {
+            case .less: return stored < value
+            case .lessOrEqual: return stored <= value
+            case .greater: return stored > value
+            default: return stored >= value
+            }
+        }
     }
 
     /// `$0.tags.contains(element)`: the key of `element` in the list's multi-entry index.
@@ -287,7 +328,25 @@ extension PredicateExpressions.Value: PredicateValueNode {
         guard holds else { return nil }
         return PredicatePart(
             description: "\(Condition<M>.name(path)) contains \(Condition<M>.written(element))",
-            ranges: ValueComparison.equal.ranges(of: element, optional: false), rank: 0, matchesElements: true)
+            ranges: ValueComparison.equal.ranges(of: element, optional: false), rank: 0, matchesElements: true,
+            fieldTest: Self.containment(element, path: path, M.self))
+    }
+
+    /// The key-path form's test on record bytes of a list or a set holding `element`.
+    private static func containment<M: Model>(_ element: Any, path: AnyKeyPath, _: M.Type) -> FieldTest? {
+        if let element = element as? any Hashable, let test = inSet(element, path: path, M.self) { return test }
+        guard let element = element as? any Equatable else { return nil }
+        return inList(element, path: path, M.self)
+    }
+
+    private static func inList<M: Model, E: Equatable>(_ element: E, path: AnyKeyPath, _: M.Type) -> FieldTest? {
+        guard let path = path as? KeyPath<M, [E]> else { return nil }
+        return FieldTest.make(path, canonical: nil, negated: false, test: sendable { $0.contains(element) })
+    }
+
+    private static func inSet<M: Model, E: Hashable>(_ element: E, path: AnyKeyPath, _: M.Type) -> FieldTest? {
+        guard let path = path as? KeyPath<M, Set<E>> else { return nil }
+        return FieldTest.make(path, canonical: nil, negated: false, test: sendable { $0.contains(element) })
     }
 
     private func isSet<M: Model, E: Hashable & Encodable>(of _: E, path: AnyKeyPath, _: M.Type) -> Bool {
@@ -313,11 +372,26 @@ extension PredicateExpressions.NilLiteral: PredicateValueNode {
     func plan<M: Model>(comparing path: AnyKeyPath, _ comparison: PredicateComparison, in model: M.Type)
         -> PredicatePart?
     {
-        guard comparison == .equal || comparison == .notEqual, path is KeyPath<M, Wrapped?> else { return nil }
+        guard comparison == .equal || comparison == .notEqual, let typed = path as? KeyPath<M, Wrapped?> else {
+            return nil
+        }
         let kind: ValueComparison = comparison == .equal ? .equal : .notEqual
+        let negated = kind == .notEqual
         return PredicatePart(
             description: "\(Condition<M>.name(path)) \(kind.symbol) nil",
             ranges: kind.ranges(key: KeyEncoding.nilComponent, optional: false).map { Result.success($0) },
-            rank: kind.rank)
+            rank: kind.rank,
+            // (`nil` is stored alike whatever the optional's type.)
+            fieldTest: FieldTest.make(
+                typed, canonical: CanonicalBytes.of(Int?.none), negated: negated,
+                test: { ($0 == nil) != negated }))
     }
+}
+
+/// A comparison of a predicate's value, as a condition's test: it only reads the values it is given, and what it
+/// captures (the predicate's value and its type) is `Sendable`, as a predicate's values are, which the casts that
+/// opened its conformances cannot show.
+private func sendable<V>(_ test: @escaping (V) -> Bool) -> @Sendable (V) -> Bool {
+    let boxed = UncheckedSendable(test)
+    return { boxed.value($0) }
 }
