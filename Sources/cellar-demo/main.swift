@@ -206,6 +206,11 @@ do {
     )
     let someID = try store.objects(Dog.self).first()?.id ?? ""
     say("a condition on the id needs no index: \(try store.objects(Dog.self).where(\.id == someID).explain())")
+    // A plain Codable struct: its conditions read the stored field, and only the records that may match are decoded.
+    let unchipped = store.objects(Dog.self).where(.contains(\.name, "99") && \.age != 3)
+    say(
+        "a condition no index answers reads each record's field: \(try unchipped.count()) dogs (\(try unchipped.explain()))"
+    )
 
     heading("The query syntax a Realm or SwiftData user already types")
     let realmStyle = store.objects(Dog.self).where { $0.age >= 14 && $0.name.starts(with: "Dog 9") }

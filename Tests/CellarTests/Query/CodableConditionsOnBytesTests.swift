@@ -89,6 +89,63 @@ struct Nested: Model, Equatable {
     var doubled: Int { zip * 2 }
 }
 
+/// Reads `nick` from an older key when the record has none: the capture's placeholder never asks for the older key,
+/// so the records an older version wrote are decoded to tell.
+struct LegacyNick: Model, Equatable {
+    var id: Int64
+    var nick: String?
+    enum CodingKeys: String, CodingKey { case id, nick, legacyNick }
+    init(id: Int64, nick: String?) { (self.id, self.nick) = (id, nick) }
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(Int64.self, forKey: .id)
+        nick =
+            try container.decodeIfPresent(String.self, forKey: .nick)
+            ?? container.decodeIfPresent(String.self, forKey: .legacyNick)
+    }
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encodeIfPresent(nick, forKey: .nick)
+    }
+}
+
+/// The older version, which stored the nick under `legacyNick`.
+struct OldNick: Model {
+    var id: Int64
+    var legacyNick: String?
+    static let schema = Schema<OldNick>(name: "LegacyNick")
+}
+
+/// A text type that refuses the capture's placeholder.
+struct Address: Codable, Equatable, Sendable {
+    let value: String
+    init(_ value: String) { self.value = value }
+    init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard text.contains("@") else {
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "not an address"))
+        }
+        value = text
+    }
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(value)
+    }
+}
+
+/// A renamed key after a field whose type refuses placeholders: what the capture learns after that field is the
+/// stored properties' names, which proves nothing about the keys.
+struct Account: Model, Equatable {
+    var id: Int64
+    var email: Address
+    var managerID: Int?
+    enum CodingKeys: String, CodingKey {
+        case id, email
+        case managerID = "manager_id"
+    }
+}
+
 // Nested in the `@Record` suite, which is serialized: `tallyReads` counts the decodes of both.
 extension ConditionsOnBytesTests {
     @Suite("Conditions checked on a Codable model's record bytes")
@@ -243,6 +300,32 @@ extension ConditionsOnBytesTests {
             try check(\.maybeText)
             try check(\.words)
             try check(\.flavour, onBytes: false)
+        }
+
+        /// An `init(from:)` that falls back to an older key, and renamed keys the capture cannot see: found all the same.
+        @Test func recordsAnOlderKeyOrARenamedKeyHoldsAreFound() throws {
+            let folder = TemporaryFolder()
+            do {
+                let store = try folder.store([OldNick.self])
+                try store.write { tx in
+                    try tx.insert(OldNick(id: 1, legacyNick: "bob"))
+                    try tx.insert(OldNick(id: 2, legacyNick: nil))
+                }
+            }
+            let store = try folder.store([LegacyNick.self, Account.self])
+            try store.write { tx in
+                try tx.insert(LegacyNick(id: 3, nick: "bob"))
+                try tx.insert(LegacyNick(id: 4, nick: nil))
+                for n in 1...6 { try tx.insert(Account(id: Int64(n), email: Address("a\(n)@b.c"), managerID: n % 3)) }
+            }
+            #expect(try store.objects(LegacyNick.self).where(\.nick == "bob").results().map(\.id) == [1, 3])
+            #expect(try store.objects(LegacyNick.self).where(\.nick == nil).results().map(\.id) == [2, 4])
+            #expect(try store.objects(LegacyNick.self).where(\.nick != nil).results().map(\.id) == [1, 3])
+            #expect(
+                try store.objects(LegacyNick.self).where(#Predicate { $0.nick == "bob" }).results().map(\.id) == [1, 3])
+            let managed = store.objects(Account.self).where(\.managerID == 1)
+            #expect(try managed.results().map(\.id) == [1, 4])
+            #expect(try !managed.explain().contains("bytes"))
         }
 
         /// Models whose fields cannot be tied to their properties by name answer from decoded values.

@@ -73,8 +73,9 @@ final class BytesFilter {
         let code: UInt64
         let value: StoredScalar
         let negated: Bool
-        /// What a record without the field answers; `nil` to decode it.
+        /// What a record without the field answers, and one that stores null; `nil` to decode it.
         let whenAbsent: Bool?
+        let whenNull: Bool?
     }
 
     /// The filter of `node` for a model whose record keys are `keys`, with the tags of `dictionary`; `nil` when no
@@ -91,7 +92,9 @@ final class BytesFilter {
         if case .condition(let comparison) = node, let test = comparison.fieldTest {
             (single, singleCode) = (test, code(test.field))
             scalar = test.scalar.map {
-                ScalarEquality(code: code(test.field), value: $0, negated: test.negated, whenAbsent: test.whenAbsent)
+                ScalarEquality(
+                    code: code(test.field), value: $0, negated: test.negated, whenAbsent: test.whenAbsent,
+                    whenNull: test.whenNull)
             }
         } else {
             (single, singleCode, scalar) = (nil, 0, nil)
@@ -110,8 +113,8 @@ final class BytesFilter {
                 if let equal = scalar.value.matches(bytes, at: offset) { return equal != scalar.negated }
                 // A stored null is an optional's `nil`, as an absent entry is. (In a property that is not optional
                 // it is damage; that, and another width, are left to the general test.)
-                if let absent = scalar.whenAbsent, bytes[offset] == RecordFormat.ValueType.null.rawValue {
-                    return absent
+                if let null = scalar.whenNull, bytes[offset] == RecordFormat.ValueType.null.rawValue {
+                    return null
                 }
             }
         }

@@ -17,18 +17,22 @@ final class FieldTest: Sendable {
     let scalar: StoredScalar?
     /// Whether the equality is `!=`.
     let negated: Bool
-    /// The answer for a record without the field: the test on `nil` for an optional property; `nil` (decode and
-    /// let the decoder report it) for a required one.
+    /// The answer for a stored null: the test on `nil` for an optional property; `nil` (decode and let the decoder
+    /// report it) for a required one.
+    let whenNull: Bool?
+    /// The answer for a record without the field: `whenNull` where such a record holds `nil` (`StoredFields`);
+    /// otherwise `nil`, and the record is decoded.
     let whenAbsent: Bool?
     /// Reads the field's value and tests it.
     let readAndTest: @Sendable (inout RecordReader) throws -> Bool
 
     private init(
-        field: Int, canonical: CanonicalBytes?, negated: Bool, whenAbsent: Bool?,
+        field: Int, canonical: CanonicalBytes?, negated: Bool, whenNull: Bool?, absentIsNil: Bool,
         readAndTest: @escaping @Sendable (inout RecordReader) throws -> Bool
     ) {
         (self.field, self.canonical, self.scalar) = (field, canonical, canonical?.scalar)
-        (self.negated, self.whenAbsent, self.readAndTest) = (negated, whenAbsent, readAndTest)
+        (self.negated, self.whenNull, self.readAndTest) = (negated, whenNull, readAndTest)
+        whenAbsent = absentIsNil ? whenNull : nil
     }
 
     /// The test of `path` against `test`, when `M` has generated code that stores the property as a field of a
@@ -50,9 +54,10 @@ final class FieldTest: Sendable {
             return nil
         }
         return FieldTest(
-            field: field, canonical: canonical, negated: negated,
-            // An optional property is `nil` when its record has no entry for it, as `decodeIfPresent` reads it.
-            whenAbsent: FieldValue.absent(V.self).map(test),
+            field: field.number, canonical: canonical, negated: negated,
+            // An optional property is `nil` where its record stores null (and, for generated code, where it has no
+            // entry), as `decodeIfPresent` reads it.
+            whenNull: FieldValue.absent(V.self).map(test), absentIsNil: field.absentIsNil,
             readAndTest: { reader in test(try read.value(&reader)) })
     }
 
@@ -71,7 +76,7 @@ final class FieldTest: Sendable {
             // decoded test must report.
             if let scalar, let equal = scalar.matches(record.bytes, at: offset) { return equal != negated }
             // (Optional chaining reads the class reference without retaining it, where binding it would.)
-            if let equal = canonical?.matches(record.bytes, at: offset, nullIsNil: whenAbsent != nil) {
+            if let equal = canonical?.matches(record.bytes, at: offset, nullIsNil: whenNull != nil) {
                 return equal != negated
             }
             var reader = record.reader(at: offset)

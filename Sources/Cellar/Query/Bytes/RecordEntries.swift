@@ -80,7 +80,7 @@ struct RecordEntries {
                 guard let (long, next) = Self.key(in: bytes, at: offset, end: end) else { return .undecided }
                 (key, offset) = (long, next)
             }
-            if key == code {
+            if key & 1 == 0, key == code {
                 guard found < 0 else { return .undecided }
                 found = offset
             } else if key >= keyLimit, key & 1 == 0 {

@@ -15,10 +15,13 @@ enum StoredFields {
     }
 
     /// The number, among `keys(of:)`, of the field that holds `path`'s property; `nil` for a computed property, a
-    /// path into a property, or a model whose fields cannot be tied to its properties.
-    static func field<M: Model, V>(of path: KeyPath<M, V>) -> Int? {
-        if M._recordKeys != nil { return M._recordField(for: path) }
-        return CodableFields.of(M.self)?.field(of: path)
+    /// path into a property, or a model whose fields cannot be tied to its properties. `absentIsNil` says whether a
+    /// record without the field holds `nil` there: so for generated code, which reads it so; a plain `Codable`
+    /// model's writes store `nil` as a null, so a record without the field was written some other way (by an older
+    /// version, whose `init(from:)` may read another key for it) and is decoded to tell.
+    static func field<M: Model, V>(of path: KeyPath<M, V>) -> (number: Int, absentIsNil: Bool)? {
+        if M._recordKeys != nil { return M._recordField(for: path).map { ($0, true) } }
+        return CodableFields.of(M.self)?.field(of: path).map { ($0, false) }
     }
 }
 
@@ -63,9 +66,14 @@ final class CodableFields: Sendable {
     static func of<M: Model>(_ type: M.Type) -> CodableFields? {
         let identity = ObjectIdentifier(M.self)
         if let known = learnt.withLock({ $0[identity] }) { return known }
-        // The capture opening made (kept per process), so that a model's decoding runs on placeholders once.
-        let fields = (try? M.capturedSchema()).flatMap { captured in
-            SchemaCapture.synthesizedFields(of: M.self, fields: captured.properties).map(CodableFields.init)
+        // The capture opening made (kept per process), so that a model's decoding runs on placeholders once. A field
+        // whose type refused placeholders (opaque) ends what the decoding showed: the fields after it are the
+        // stored properties' names, not what `init(from:)` asked for, so they prove nothing.
+        let fields = (try? M.capturedSchema()).flatMap { captured -> CodableFields? in
+            guard !captured.properties.contains(where: { if case .opaque = $0.shape { true } else { false } }) else {
+                return nil
+            }
+            return SchemaCapture.synthesizedFields(of: M.self, fields: captured.properties).map(CodableFields.init)
         }
         learnt.withLock { $0[identity] = fields }
         return fields

@@ -290,9 +290,9 @@ extension PredicateExpressions.Value: PredicateValueNode {
         let test: (@Sendable (Output) -> Bool)?
         switch comparison {
         case .equal, .notEqual:
-            test = (self.value as? any Equatable).map { Self.equality($0, negated: comparison == .notEqual) }
+            test = (self.value as? any Equatable).flatMap { Self.equality($0, negated: comparison == .notEqual) }
         case .less, .lessOrEqual, .greater, .greaterOrEqual:
-            test = (self.value as? any Comparable).map { Self.ordering($0, comparison) }
+            test = (self.value as? any Comparable).flatMap { Self.ordering($0, comparison) }
         }
         guard let test else { return nil }
         let equality = comparison == .equal || comparison == .notEqual
@@ -301,14 +301,17 @@ extension PredicateExpressions.Value: PredicateValueNode {
             test: test)
     }
 
-    private static func equality<E: Equatable>(_ value: E, negated: Bool) -> @Sendable (Output) -> Bool {
-        sendable { ($0 as? E).map { ($0 == value) != negated } ?? false }
+    private static func equality<E: Equatable>(_ value: E, negated: Bool) -> (@Sendable (Output) -> Bool)? {
+        // Built only where the value is of the property's own type: the cast below never fails.
+        guard E.self == Output.self else { return nil }
+        return sendable { ($0 as? E).map { ($0 == value) != negated } ?? false }
     }
 
     private static func ordering<E: Comparable>(_ value: E, _ comparison: ValueComparison)
-        -> @Sendable (Output) -> Bool
+        -> (@Sendable (Output) -> Bool)?
     {
-        sendable { stored in
+        guard E.self == Output.self else { return nil }
+        return sendable { stored in
             guard let stored = stored as? E else { return false }
             switch comparison {
             case .less: return stored < value
