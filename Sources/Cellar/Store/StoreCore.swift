@@ -412,19 +412,25 @@ final class StoreCore: Sendable {
                 reason: "an index on a computed property has no name that stays the same across launches "
                     + "(\(quoted(unnamed.name))); give it one: .index(\\.property, name: \"…\")")
         }
-        // A Decimal has no order-preserving key: refused here, naming the property, not at the first insert.
-        let captured = schema.indexes.isEmpty ? nil : try M.capturedSchema()
-        for index in schema.indexes {
-            for path in index.keyPaths {
-                let property = Index<M>.propertyName(path)
-                if captured?.shape(at: property.split(separator: "."))?.holdsDecimal == true {
-                    throw .invalidSchema(
-                        model: name,
-                        reason:
-                            "its index \(index.name) covers \(property), which holds a Decimal, and a Decimal has no "
-                            + "order-preserving key; index a Double, or an integer of cents, instead")
+        // A Decimal has no order-preserving key: refused here, naming the property, not at the first insert. A type
+        // cannot change while the process runs, so a model that passed is not checked again (decoding its captured
+        // schema was most of what opening an unchanged store cost).
+        let identity = ObjectIdentifier(M.self)
+        if !schema.indexes.isEmpty, !indexesWithoutDecimals.withLock({ $0.contains(identity) }) {
+            let captured = try M.capturedSchema()
+            for index in schema.indexes {
+                for path in index.keyPaths {
+                    let property = Index<M>.propertyName(path)
+                    if captured.shape(at: property.split(separator: "."))?.holdsDecimal == true {
+                        throw .invalidSchema(
+                            model: name,
+                            reason:
+                                "its index \(index.name) covers \(property), which holds a Decimal, and a Decimal has "
+                                + "no order-preserving key; index a Double, or an integer of cents, instead")
+                    }
                 }
             }
+            indexesWithoutDecimals.withLock { _ = $0.insert(identity) }
         }
         var linkNames: Set<String> = []
         for link in schema.links {
@@ -558,3 +564,6 @@ extension StoreCore {
         return "after its steps ran, " + words
     }
 }
+
+/// The models of this process whose indexes were found to cover no `Decimal`: a type cannot change while it runs.
+private let indexesWithoutDecimals = Lock<Set<ObjectIdentifier>>([])

@@ -364,11 +364,14 @@ extension StoreCore {
 
 extension Model {
     /// The model's schema as opening compares it: captured once per process, as a type cannot change while it runs,
-    /// and decoded from its stored form at each call (see `capturedSchemas`).
+    /// and decoded from its record form at each call (see `capturedSchemas`): Cellar's own decoder reads it in a
+    /// fraction of what `JSONDecoder` spends on the stored form.
     static func capturedSchema() throws(StoreError) -> ModelSchema {
-        let bytes = try captured().bytes
+        let form = try capturedForm()
         do {
-            return try JSONDecoder().decode(ModelSchema.self, from: Data(bytes))
+            return try form.record.withUnsafeBytes { bytes in
+                try RecordDecoder.decode(ModelSchema.self, from: bytes, dictionary: form.dictionary)
+            }
         } catch {
             throw .invalidSchema(model: schema.name, reason: "its captured schema could not be read back: \(error)")
         }
@@ -377,18 +380,25 @@ extension Model {
     /// The captured schema as stored (encoded), and the changes the `Schema` declares: captured once per process.
     /// Comparing the bytes with the stored ones, as nearly every opening does, needs no decoding.
     static func captured() throws(StoreError) -> CapturedSchema {
+        (try capturedForm().stored, Self.schema.declarations)
+    }
+
+    private static func capturedForm() throws(StoreError) -> CapturedForm {
         let identity = ObjectIdentifier(Self.self)
-        let declared = Self.schema
-        if let bytes = capturedSchemas.withLock({ $0[identity] }) { return (bytes, declared.declarations) }
-        let schema = try captureSchema(declared)
-        let bytes: [UInt8]
+        if let form = capturedSchemas.withLock({ $0[identity] }) { return form }
+        let schema = try captureSchema(Self.schema)
+        let form: CapturedForm
         do {
-            bytes = Array(try ModelSchema.encoder.encode(schema))
+            let encoder = RecordEncoder(dictionary: .empty)
+            let record = try encoder.encode(schema)
+            form = CapturedForm(
+                stored: Array(try ModelSchema.encoder.encode(schema)), record: record,
+                dictionary: encoder.absorbAddedNames())
         } catch {
             throw .invalidSchema(model: schema.name, reason: "its captured schema could not be encoded: \(error)")
         }
-        capturedSchemas.withLock { $0[identity] = bytes }
-        return (bytes, declared.declarations)
+        capturedSchemas.withLock { $0[identity] = form }
+        return form
     }
 
     /// Captures the model's schema, as the first opening in a process does.
@@ -433,7 +443,15 @@ typealias CapturedSchema = (bytes: [UInt8], declarations: SchemaDeclarations)
 /// `ValueShape` is an `indirect enum`, whose boxes Swift points to with the case in the pointer's spare bits, and a
 /// process-wide table of them reads to LeakSanitizer as leaked memory (`swift test --sanitize=address`). Decoding one
 /// costs microseconds, once per model an opening registers.
-private let capturedSchemas = Lock<[ObjectIdentifier: [UInt8]]>([:])
+private let capturedSchemas = Lock<[ObjectIdentifier: CapturedForm]>([:])
+
+/// A captured schema, kept as bytes: as stored (JSON), and in Cellar's record format with the key dictionary it was
+/// written with, which decodes faster.
+private struct CapturedForm: Sendable {
+    let stored: [UInt8]
+    let record: [UInt8]
+    let dictionary: KeyDictionary
+}
 
 extension ModelSchema {
     /// The stored form: JSON with sorted keys, so that equal schemas have equal bytes and `mdb_dump` shows them.
