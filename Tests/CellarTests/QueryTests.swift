@@ -400,8 +400,11 @@ struct QueryTests {
         let reason =
             "its index price covers price, which holds a Decimal, and a Decimal has no order-preserving key; index a "
             + "Double, or an integer of cents, instead"
-        #expect(throws: StoreError.invalidSchema(model: "Item", reason: reason)) {
-            try Store.inMemory(.init(models: [Item.self]))
+        // Refused at every opening: what a process learns once about a model's type is kept only when it passed.
+        for _ in 0..<2 {
+            #expect(throws: StoreError.invalidSchema(model: "Item", reason: reason)) {
+                try Store.inMemory(.init(models: [Item.self]))
+            }
         }
         #expect(throws: StoreError.invalidSchema(model: "Listing", reason: reason)) {
             try Store.inMemory(.init(models: [Listing.self]))

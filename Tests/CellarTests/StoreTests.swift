@@ -165,6 +165,25 @@ struct StoreTests {
         #expect(throws: StoreError.storeInUse(path: folder.url.path, process: nil)) { try Store.delete(at: folder.url) }
     }
 
+    @Test func aFolderReachedThroughALinkOrDotsSharesTheEnvironment() throws {
+        let folder = TemporaryFolder()
+        let links = TemporaryFolder()
+        let store = folder.url.appendingPathComponent("store", isDirectory: true)
+        let link = links.url.appendingPathComponent("link")
+        // The store's folder does not exist yet: the first opening creates it, and the key it is known by is the
+        // resolved path of what it created.
+        let first = try Store(at: store, configuration: .init(models: [Note.self]))
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: store)
+        let throughLink = try Store(at: link, configuration: .init(models: [Note.self]))
+        let throughDots = try Store(
+            at: URL(fileURLWithPath: store.path + "/../store/."), configuration: .init(models: [Note.self]))
+        #expect(first.core === throughLink.core)
+        #expect(first.core === throughDots.core)
+        try throughLink.write { tx in try tx.insert(Note(id: "a", text: "through the link")) }
+        #expect(try first.object(Note.self, id: "a")?.text == "through the link")
+        #expect(StoreCore.isOpen(link))
+    }
+
     @Test func schemaVersionIsNeverDowngraded() throws {
         let folder = TemporaryFolder()
         do { _ = try folder.store([Note.self], schemaVersion: 3) }

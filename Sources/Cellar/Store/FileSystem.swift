@@ -40,6 +40,8 @@ enum FileSystem {
     /// - Throws: `StoreError.incompatibleFile` when the path itself is a file, `StoreError.io` with `ENOTDIR` when a
     ///   part of it is a file, or the `errno` of the `mkdir` that failed.
     static func createDirectories(at directory: URL) throws(StoreError) {
+        // Nearly always the folder is there already: one `stat` says so.
+        if entry(at: directory.path) == .folder { return }
         let target = directory.standardizedFileURL.path
         var prefix = target.hasPrefix("/") ? "" : "."
         let parts = target.split(separator: "/", omittingEmptySubsequences: true)

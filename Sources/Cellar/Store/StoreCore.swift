@@ -106,8 +106,17 @@ final class StoreCore: Sendable {
         let changeLog: Database
     }
 
+    /// The folder's path with every symbolic link, `.` and `..` resolved, so that two paths to one folder share an
+    /// environment (LMDB must not open one file twice in a process). A folder that exists is resolved by `realpath`,
+    /// which is all an opening for writing ever meets (it creates the folder first); Foundation resolves the path of
+    /// one that does not.
     private static func registryKey(_ directory: URL) -> String {
-        directory.standardizedFileURL.resolvingSymlinksInPath().path
+        let path = directory.path
+        if let resolved = realpath(path, nil) {
+            defer { free(resolved) }
+            return String(cString: resolved)
+        }
+        return directory.standardizedFileURL.resolvingSymlinksInPath().path
     }
 
     /// The open core for `directory`, or a newly opened one.
@@ -124,6 +133,8 @@ final class StoreCore: Sendable {
     static func openReportingShared(
         directory: URL, configuration: Configuration, removeOnClose: Bool = false
     ) throws(StoreError) -> (core: StoreCore, isShared: Bool) {
+        // Created before its key is found, so that every key of an open folder is that of a folder that exists.
+        if !configuration.readOnly { try FileSystem.createDirectories(at: directory) }
         let key = registryKey(directory)
         return try registry.withLock { (entries) throws(StoreError) -> (StoreCore, Bool) in
             if let entry = entries[key] {
@@ -174,8 +185,6 @@ final class StoreCore: Sendable {
             if case .unreachable(let code) = FileSystem.entry(at: directory.appendingPathComponent("data.mdb").path) {
                 throw .io(errno: code, operation: "find a store (data.mdb) to open read-only in", path: path)
             }
-        } else {
-            try FileSystem.createDirectories(at: directory)
         }
         let environment: Environment
         do {
@@ -336,20 +345,19 @@ final class StoreCore: Sendable {
         _ type: M.Type, registered: Set<ObjectIdentifier>, rebuild: Set<String>, in txn: ReadTransaction,
         writing: LMDB.WriteTransaction?
     ) throws -> ModelInfo {
-        let schema = M.schema
-        let name = schema.name
-        try Self.validate(schema, registered: registered)
-        let signature =
-            schema.indexes.map { $0.databaseName(model: name) } + schema.links.map { $0.signature(model: name) }
+        let registration = try M.registration()
+        try registration.checkLinks(registered: registered)
+        let name = registration.name
+        let signature = registration.signature
         if let known = modelsByName.withLock({ $0[name] }) {
             // Two configurations open at once must agree on what a model's databases hold.
-            guard known.signature == signature, known.numbersIDs == (schema.sequence != nil) else {
+            guard known.signature == signature, known.numbersIDs == registration.numbersIDs else {
                 throw StoreError.configurationConflict(
                     path: path,
                     reason: "\(name) is open with indexes and links [\(known.signature.joined(separator: ", "))]"
                         + (known.numbersIDs ? " and auto-increment ids" : "")
                         + ", and this configuration declares [\(signature.joined(separator: ", "))]"
-                        + (schema.sequence != nil ? " and auto-increment ids" : ""))
+                        + (registration.numbersIDs ? " and auto-increment ids" : ""))
             }
             // Delete rules read and rewrite the records that hold links with the type registered first: two types
             // for one model that holds links would rewrite each other's records. (Two versions of a model without
@@ -370,24 +378,26 @@ final class StoreCore: Sendable {
         if let writing {
             records = try writing.createDatabase(named: DatabaseName.records(name))
             (indexes, backlinks) = try openDerivedDatabases(
-                of: schema, records: records, dictionary: dictionary, rebuild: rebuild.contains(name), in: writing)
+                of: M.self, registration, records: records, dictionary: dictionary, rebuild: rebuild.contains(name),
+                in: writing)
         } else {
-            (records, indexes, backlinks) = try existingDatabases(of: schema, in: txn)
+            (records, indexes, backlinks) = try existingDatabases(of: registration, in: txn)
         }
+        // The links themselves (their key paths and rules) are read from the schema only for a model that has any.
+        let links = backlinks.isEmpty ? [] : M.schema.links
         return ModelInfo(
             name: name, records: records, indexes: indexes,
-            links: zip(schema.links, backlinks).enumerated().map { position, pair in
+            links: zip(links, backlinks).enumerated().map { position, pair in
                 LinkInfo(pair.0, model: name, position: position, database: pair.1)
             },
-            signature: signature, numbersIDs: schema.sequence != nil, operations: ModelOperations(M.self),
+            signature: signature, numbersIDs: registration.numbersIDs, operations: ModelOperations(M.self),
             type: ObjectIdentifier(M.self), hasGeneratedCode: M._recordKeys != nil, dictionary: dictionary)
     }
 
     /// The databases of a model in a read-only store, which has every one of them: its schema matched the stored one.
-    private func existingDatabases<M: Model>(
-        of schema: Schema<M>, in txn: ReadTransaction
+    private func existingDatabases(
+        of registration: ModelRegistration, in txn: ReadTransaction
     ) throws -> (records: Database, indexes: [Database], links: [Database]) {
-        let model = schema.name
         func existing(_ name: String) throws -> Database {
             guard let database = try txn.openDatabase(named: name) else {
                 throw StoreError.corruptedFile(
@@ -396,79 +406,29 @@ final class StoreCore: Sendable {
             return database
         }
         return (
-            try existing(DatabaseName.records(model)),
-            try schema.indexes.map { try existing($0.databaseName(model: model)) },
-            try schema.links.map { try existing($0.databaseName(model: model)) }
+            try existing(DatabaseName.records(registration.name)),
+            try registration.indexDatabases.map(existing),
+            try registration.linkDatabases.map(existing)
         )
-    }
-
-    /// Refuses a schema whose index or link names would change between launches, repeat, or whose links lead to a
-    /// model this configuration does not hold.
-    private static func validate<M: Model>(_ schema: Schema<M>, registered: Set<ObjectIdentifier>) throws(StoreError) {
-        let name = schema.name
-        if let unnamed = schema.indexes.first(where: \.hasUnstableName) {
-            throw .invalidSchema(
-                model: name,
-                reason: "an index on a computed property has no name that stays the same across launches "
-                    + "(\(quoted(unnamed.name))); give it one: .index(\\.property, name: \"…\")")
-        }
-        // A Decimal has no order-preserving key: refused here, naming the property, not at the first insert. A type
-        // cannot change while the process runs, so a model that passed is not checked again (decoding its captured
-        // schema was most of what opening an unchanged store cost).
-        let identity = ObjectIdentifier(M.self)
-        if !schema.indexes.isEmpty, !indexesWithoutDecimals.withLock({ $0.contains(identity) }) {
-            let captured = try M.capturedSchema()
-            for index in schema.indexes {
-                for path in index.keyPaths {
-                    let property = Index<M>.propertyName(path)
-                    if captured.shape(at: property.split(separator: "."))?.holdsDecimal == true {
-                        throw .invalidSchema(
-                            model: name,
-                            reason:
-                                "its index \(index.name) covers \(property), which holds a Decimal, and a Decimal has "
-                                + "no order-preserving key; index a Double, or an integer of cents, instead")
-                    }
-                }
-            }
-            indexesWithoutDecimals.withLock { _ = $0.insert(identity) }
-        }
-        var linkNames: Set<String> = []
-        for link in schema.links {
-            guard !link.name.contains("<computed") else {
-                throw .invalidSchema(
-                    model: name,
-                    reason: "a link on a computed property has no name that stays the same across launches; give it "
-                        + "one: .link(\\.property, name: \"…\")")
-            }
-            guard registered.contains(ObjectIdentifier(link.targetType)) else {
-                throw .invalidSchema(
-                    model: name,
-                    reason: "its link \(link.name) leads to \(link.targetType), which is not in Configuration.models; "
-                        + "add \(link.targetType).self to the models")
-            }
-            guard linkNames.insert(link.name).inserted else {
-                throw .invalidSchema(
-                    model: name,
-                    reason: "two links are named \(link.name); give one of them another name: .link(…, name: \"…\")")
-            }
-        }
     }
 
     /// Opens the schema's index and backlink databases, building any that are new from the records already stored,
     /// and deletes the databases of indexes and links the schema no longer declares. The list of a model's derived
     /// databases is kept in `_meta` under `indexes/<Model>`.
     private func openDerivedDatabases<M: Model>(
-        of schema: Schema<M>, records: Database, dictionary: KeyDictionary, rebuild: Bool, in txn: LMDB.WriteTransaction
+        of type: M.Type, _ registration: ModelRegistration, records: Database, dictionary: KeyDictionary,
+        rebuild: Bool, in txn: LMDB.WriteTransaction
     ) throws -> (indexes: [Database], links: [Database]) {
-        // `schema` is read once by the caller: a computed `schema` rebuilds its key paths' names on every access.
-        let model = schema.name
+        let model = registration.name
         let listKey = Array("indexes/\(model)".utf8)
-        let indexNames = schema.indexes.map { $0.databaseName(model: model) }
-        let linkNames = schema.links.map { $0.databaseName(model: model) }
-        let declared = indexNames + linkNames
+        let declared = registration.indexDatabases + registration.linkDatabases
+        let declaredList = Array(declared.joined(separator: "\n").utf8)
+        let storedList = try txn.get(meta, key: listKey)
+        // The list as stored is nearly always the declared one: compared as bytes, it needs no parsing.
         let stored =
-            try txn.get(meta, key: listKey).map { String(decoding: $0, as: UTF8.self) }
-            .map { $0.split(separator: "\n").map(String.init) } ?? []
+            storedList?.equals(declaredList) == true
+            ? declared
+            : storedList.map { String(decoding: $0, as: UTF8.self).split(separator: "\n").map(String.init) } ?? []
         for name in stored where !declared.contains(name) {
             if let removed = try txn.openDatabase(named: name) { try txn.drop(removed) }
         }
@@ -481,20 +441,18 @@ final class StoreCore: Sendable {
             if isNew.last == true { try txn.empty(database) }
             databases.append(database)
         }
-        let indexes = Array(databases[..<indexNames.count])
-        let links = Array(databases[indexNames.count...])
+        let indexCount = registration.indexDatabases.count
+        let indexes = Array(databases[..<indexCount])
+        let links = Array(databases[indexCount...])
         // A rebuild with no derived databases still decodes every record: that is what checks a migration.
         if isNew.contains(true) || rebuild {
+            let schema = M.schema
             try build(
                 model: model, records: records, dictionary: dictionary, in: txn,
-                indexes: zip(schema.indexes, zip(indexes, isNew)).filter(\.1.1).map { ($0.0, $0.1.0) },
-                links: zip(schema.links, zip(links, isNew[indexNames.count...])).filter(\.1.1).map {
-                    ($0.0, $0.1.0)
-                })
+                indexes: zip(schema.indexes, zip(indexes, isNew)).filter { $0.1.1 }.map { ($0.0, $0.1.0) },
+                links: zip(schema.links, zip(links, isNew[indexCount...])).filter { $0.1.1 }.map { ($0.0, $0.1.0) })
         }
-        if stored != declared {
-            try txn.put(meta, key: listKey, value: Array(declared.joined(separator: "\n").utf8))
-        }
+        if stored != declared { try txn.put(meta, key: listKey, value: declaredList) }
         return (indexes, links)
     }
 
@@ -564,6 +522,3 @@ extension StoreCore {
         return "after its steps ran, " + words
     }
 }
-
-/// The models of this process whose indexes were found to cover no `Decimal`: a type cannot change while it runs.
-private let indexesWithoutDecimals = Lock<Set<ObjectIdentifier>>([])

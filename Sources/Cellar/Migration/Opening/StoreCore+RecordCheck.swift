@@ -15,7 +15,7 @@ extension StoreCore {
         else { return nil }
         let failure = DecodingFailure(error)
         let property =
-            failure.path.first ?? plan.schema.properties.first(where: { $0.shape.holdsOpaque })?.name ?? "?"
+            try failure.path.first ?? plan.schema().properties.first(where: { $0.shape.holdsOpaque })?.name ?? "?"
         let reason = failure.reason.count > 200 ? String(failure.reason.prefix(200)) + "…" : failure.reason
         return .propertyUnreadable(
             model: plan.name, property: failure.path.isEmpty ? property : failure.path.joined(separator: "."),

@@ -43,10 +43,11 @@ extension StoreCore {
         for plan in plans {
             if let formerName = plan.formerName { try moveModel(from: formerName, to: plan.name, in: txn) }
             guard plan.recordCount > 0, !plan.renamedFields.isEmpty || !plan.clearedFields.isEmpty else { continue }
+            let properties = plan.clearedFields.isEmpty ? [] : try plan.schema().properties
             try migration.enumerateRecords(ofType: plan.name) { record in
                 for (from, to) in plan.renamedFields { record.rename(from, to: to) }
                 for path in plan.clearedFields {
-                    try record.clear(path: path.split(separator: ".").map(String.init), in: plan.schema.properties)
+                    try record.clear(path: path.split(separator: ".").map(String.init), in: properties)
                 }
             }
         }
@@ -73,8 +74,8 @@ extension StoreCore {
             throw StoreError.migrationFailed(version: version, reason: dangling)
         }
         let versionChanged = opening.storedVersion.map { $0 != configuration.schemaVersion } ?? false
-        for (plan, type) in zip(plans, configuration.models)
-        where plan.recordCount > 0 && (plan.checksRecords || (versionChanged && plan.schema.holdsOpaque)) {
+        for (plan, type) in zip(plans, configuration.models) where plan.recordCount > 0 {
+            guard try plan.checksRecords || (versionChanged && plan.schema().holdsOpaque) else { continue }
             guard let change = try unreadableRecord(of: type, plan: plan, in: txn) else { continue }
             if let version = result.migratedTo {
                 throw StoreError.migrationFailed(version: version, reason: change.description)
@@ -85,7 +86,7 @@ extension StoreCore {
         for plan in plans where plan.formerName != nil || !plan.changesNeedingMigration.isEmpty {
             result.rebuild.insert(plan.name)
         }
-        for plan in plans where plan.schema.autoIncrement {
+        for plan in plans where plan.autoIncrement {
             let turnedOn = plan.changes.contains(.autoIncrementChanged(model: plan.name, isOn: true))
             if turnedOn || result.rebuild.contains(plan.name) {
                 try advanceSequence(of: plan.name, migration: migration)
@@ -143,27 +144,31 @@ extension StoreCore {
     private func schemaPlans(for configuration: Configuration, in txn: ReadTransaction) throws -> [ModelSchemaPlan] {
         try configuration.models.map { type in
             let (capturedBytes, declarations) = try type.captured()
+            let registration = try type.registration()
+            let name = registration.name
+            func recordCount(storedUnder name: String) throws -> Int? {
+                try txn.openDatabase(named: DatabaseName.records(name)).map { try txn.statistics($0).entries }
+            }
+            if let bytes = try txn.get(meta, key: Array("schema/\(name)".utf8)), bytes.equals(capturedBytes) {
+                // Unchanged, the case of nearly every opening: found by comparing bytes, without decoding them.
+                return ModelSchemaPlan(
+                    unchanged: type, name: name, autoIncrement: registration.numbersIDs,
+                    retired: try retiredProperties(name, in: txn),
+                    recordCount: try recordCount(storedUnder: name) ?? 0)
+            }
             let captured = try type.capturedSchema()
             var stored: (schema: ModelSchema, name: String)?
-            if let bytes = try txn.get(meta, key: Array("schema/\(captured.name)".utf8)),
-                bytes.equals(capturedBytes)
-            {
-                // Unchanged, the case of nearly every opening: found by comparing bytes, without decoding them.
-                stored = (captured, captured.name)
-            } else {
-                for name in [captured.name] + declarations.formerNames {
-                    if let schema = try storedSchema(name, in: txn) {
-                        stored = (schema, name)
-                        break
-                    }
+            for name in [captured.name] + declarations.formerNames {
+                if let schema = try storedSchema(name, in: txn) {
+                    stored = (schema, name)
+                    break
                 }
             }
-            let records = try txn.openDatabase(named: DatabaseName.records(stored?.name ?? captured.name))
+            let records = try recordCount(storedUnder: stored?.name ?? captured.name)
             return ModelSchemaPlan(
                 captured: captured, declarations: declarations, stored: stored?.schema,
                 retired: try stored.map { try retiredProperties($0.name, in: txn) } ?? [], storedUnder: stored?.name,
-                hasRecordsDatabase: records != nil, recordCount: try records.map { try txn.statistics($0).entries } ?? 0
-            )
+                hasRecordsDatabase: records != nil, recordCount: records ?? 0)
         }
     }
 
@@ -208,7 +213,7 @@ extension StoreCore {
     private func allSchemas(plans: [ModelSchemaPlan], in txn: ReadTransaction) throws -> [ModelSchema] {
         let registered = Set(plans.map(\.name))
         let others = try storedModelNames(in: txn).filter { !registered.contains($0) }
-        return plans.map(\.schema) + (try others.compactMap { try storedSchema($0, in: txn) })
+        return (try plans.map { try $0.schema() }) + (try others.compactMap { try storedSchema($0, in: txn) })
     }
 
     /// The stored names of every model the file describes.

@@ -14,8 +14,10 @@ struct ModelSchemaPlan {
     let clearedFields: [String]
     /// Required properties added with a declared default, to fill in every record that lacks them.
     let filledFields: [String]
-    /// The schema to store once opening succeeds.
-    let schema: ModelSchema
+    /// The schema to store once opening succeeds: the captured one (see ``schema()``).
+    private let captured: Captured
+    /// Whether the model numbers its ids from a sequence.
+    let autoIncrement: Bool
     /// Whether opening decodes every stored record with the model's type before it goes on: a property whose shape
     /// capture does not look into (`ValueShape.opaque`) changed, or the schema changed around one. A record that no
     /// longer decodes makes the opening a migration.
@@ -48,13 +50,14 @@ struct ModelSchemaPlan {
     ) {
         name = captured.name
         self.recordCount = recordCount
+        self.captured = .decoded(captured)
+        autoIncrement = captured.autoIncrement
         formerName = storedUnder.flatMap { $0 == captured.name ? nil : $0 }
         guard let stored else {
             changes = hasRecordsDatabase ? [] : [.modelAdded(model: captured.name)]
             renamedFields = []
             clearedFields = []
             filledFields = []
-            schema = captured
             self.retired = retired
             // A file written before schemas were stored: its records say whether they read.
             checksRecords = hasRecordsDatabase && recordCount > 0 && captured.holdsOpaque
@@ -97,9 +100,41 @@ struct ModelSchemaPlan {
         renamedFields = renamed
         clearedFields = differ.cleared
         filledFields = differ.filled
-        schema = captured
         self.retired = differ.retired
         checksRecords = recordCount > 0 && (differ.judgedByRecords || (captured.holdsOpaque && stored != captured))
+    }
+
+    /// A model whose stored schema is, byte for byte, the one captured from its type: the case of nearly every
+    /// opening, planned without decoding either schema (comparing a schema with itself finds no change, leaves the
+    /// removed properties as stored and checks no record).
+    init(unchanged type: any Model.Type, name: String, autoIncrement: Bool, retired: [PropertyShape], recordCount: Int)
+    {
+        self.name = name
+        self.recordCount = recordCount
+        captured = .model(type)
+        self.autoIncrement = autoIncrement
+        formerName = nil
+        changes = []
+        renamedFields = []
+        clearedFields = []
+        filledFields = []
+        self.retired = retired
+        checksRecords = false
+    }
+
+    /// The schema to store once opening succeeds: the model's captured schema, decoded here when the plan was made
+    /// without it.
+    func schema() throws(StoreError) -> ModelSchema {
+        switch captured {
+        case .decoded(let schema): schema
+        case .model(let type): try type.capturedSchema()
+        }
+    }
+
+    /// Where ``schema()`` finds the captured schema.
+    private enum Captured {
+        case decoded(ModelSchema)
+        case model(any Model.Type)
     }
 
 }

@@ -1,0 +1,106 @@
+import LMDB
+
+/// What opening takes from a model's type alone: its stored name, the names of its index and backlink databases, and
+/// the rules its `Schema` must keep, checked once.
+///
+/// It is worked out at the first opening in a process and kept: a type cannot change while the process runs (its
+/// captured schema is kept the same way), and walking a `Schema` again at every opening (its key paths' names, a
+/// `Decimal` check on the captured schema) cost more than all the rest of opening an unchanged store.
+struct ModelRegistration: Sendable {
+    /// The name the model is stored under.
+    let name: String
+    /// The names of the index databases, in the schema's order.
+    let indexDatabases: [String]
+    /// The names of the backlink databases, in the schema's order.
+    let linkDatabases: [String]
+    /// The names of the index databases and the links with their rules: two configurations open at once must agree
+    /// on them.
+    let signature: [String]
+    /// Whether the model's ids come from a sequence.
+    let numbersIDs: Bool
+    /// Each link's name and the type it leads to.
+    let linkTargets: [LinkTarget]
+
+    struct LinkTarget: Sendable {
+        let name: String
+        let type: ObjectIdentifier
+        /// The target type as Swift writes it, for the error that names it.
+        let typeName: String
+    }
+
+    /// Refuses a link that leads to a model `registered` (a configuration's models) does not hold.
+    func checkLinks(registered: Set<ObjectIdentifier>) throws(StoreError) {
+        for link in linkTargets where !registered.contains(link.type) {
+            throw .invalidSchema(
+                model: name,
+                reason: "its link \(link.name) leads to \(link.typeName), which is not in Configuration.models; "
+                    + "add \(link.typeName).self to the models")
+        }
+    }
+}
+
+extension Model {
+    /// The model's registration, checked and worked out once per process.
+    ///
+    /// - Throws: `invalidSchema` for an index or link on a computed property without a name, an index covering a
+    ///   `Decimal`, or two links of one name.
+    static func registration() throws(StoreError) -> ModelRegistration {
+        let identity = ObjectIdentifier(Self.self)
+        if let known = registrations.withLock({ $0[identity] }) { return known }
+        let registration = try makeRegistration(Self.schema)
+        registrations.withLock { $0[identity] = registration }
+        return registration
+    }
+
+    private static func makeRegistration(_ schema: Schema<Self>) throws(StoreError) -> ModelRegistration {
+        let name = schema.name
+        if let unnamed = schema.indexes.first(where: { $0.hasUnstableName }) {
+            throw .invalidSchema(
+                model: name,
+                reason: "an index on a computed property has no name that stays the same across launches "
+                    + "(\(quoted(unnamed.name))); give it one: .index(\\.property, name: \"…\")")
+        }
+        // A Decimal has no order-preserving key: refused here, naming the property, not at the first insert.
+        if !schema.indexes.isEmpty {
+            let captured = try capturedSchema()
+            for index in schema.indexes {
+                for path in index.keyPaths {
+                    let property = Index<Self>.propertyName(path)
+                    if captured.shape(at: property.split(separator: "."))?.holdsDecimal == true {
+                        throw .invalidSchema(
+                            model: name,
+                            reason:
+                                "its index \(index.name) covers \(property), which holds a Decimal, and a Decimal has "
+                                + "no order-preserving key; index a Double, or an integer of cents, instead")
+                    }
+                }
+            }
+        }
+        var linkNames: Set<String> = []
+        for link in schema.links {
+            guard !link.name.contains("<computed") else {
+                throw .invalidSchema(
+                    model: name,
+                    reason: "a link on a computed property has no name that stays the same across launches; give it "
+                        + "one: .link(\\.property, name: \"…\")")
+            }
+            guard linkNames.insert(link.name).inserted else {
+                throw .invalidSchema(
+                    model: name,
+                    reason: "two links are named \(link.name); give one of them another name: .link(…, name: \"…\")")
+            }
+        }
+        let indexDatabases = schema.indexes.map { $0.databaseName(model: name) }
+        return ModelRegistration(
+            name: name, indexDatabases: indexDatabases,
+            linkDatabases: schema.links.map { $0.databaseName(model: name) },
+            signature: indexDatabases + schema.links.map { $0.signature(model: name) },
+            numbersIDs: schema.sequence != nil,
+            linkTargets: schema.links.map {
+                .init(name: $0.name, type: ObjectIdentifier($0.targetType), typeName: "\($0.targetType)")
+            })
+    }
+}
+
+/// The registrations of this process's models, by type.
+private let registrations = Lock<[ObjectIdentifier: ModelRegistration]>([:])
