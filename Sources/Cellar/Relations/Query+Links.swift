@@ -152,13 +152,11 @@ extension Query {
     func linkingKeys(_ filter: LinkFilter<M>, link: LinkInfo, in context: ReadScope) throws(StoreError) -> [[UInt8]] {
         let targets = try filter.targets(context)
         if targets.count == 1 { return try context.sources(linkingTo: targets[0], via: link) }
-        var found = Set<KeyBytes>()
+        var found = SortedKeys()
         let txn = try context.lmdb
         try context.store.core.run("read a backlink index") {
-            try txn.forEachDuplicate(ofEach: targets, in: link.database) { source in
-                found.insert(KeyBytes(Array(source)))
-            }
+            try txn.forEachDuplicate(ofEach: targets, in: link.database) { source in found.insert(source) }
         }
-        return found.map(\.bytes).sorted { $0.lexicographicallyPrecedes($1) }
+        return found.sorted()
     }
 }
