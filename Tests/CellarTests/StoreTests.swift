@@ -182,6 +182,16 @@ struct StoreTests {
         try throughLink.write { tx in try tx.insert(Note(id: "a", text: "through the link")) }
         #expect(try first.object(Note.self, id: "a")?.text == "through the link")
         #expect(StoreCore.isOpen(link))
+        // A folder created through a linked parent, then opened by its real path.
+        let linkedParent = links.url.appendingPathComponent("parent")
+        try FileManager.default.createSymbolicLink(at: linkedParent, withDestinationURL: folder.url)
+        let created = try Store(
+            at: linkedParent.appendingPathComponent("second", isDirectory: true),
+            configuration: .init(models: [Note.self]))
+        let real = try Store(
+            at: folder.url.appendingPathComponent("second", isDirectory: true),
+            configuration: .init(models: [Note.self]))
+        #expect(created.core === real.core)
     }
 
     @Test func schemaVersionIsNeverDowngraded() throws {

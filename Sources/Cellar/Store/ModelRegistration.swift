@@ -43,7 +43,7 @@ extension Model {
     /// The model's registration, checked and worked out once per process.
     ///
     /// - Throws: `invalidSchema` for an index or link on a computed property without a name, an index covering a
-    ///   `Decimal`, or two links of one name.
+    ///   `Decimal`, two links of one name, or a rename to a key the model does not store.
     static func registration() throws(StoreError) -> ModelRegistration {
         let identity = ObjectIdentifier(Self.self)
         if let known = registrations.withLock({ $0[identity] }) { return known }
@@ -74,6 +74,19 @@ extension Model {
                                 + "no order-preserving key; index a Double, or an integer of cents, instead")
                     }
                 }
+            }
+        }
+        // A rename moves stored values to the property's coding key, which must be its name: a key the model does not
+        // store would be filled and then never read.
+        let renames = schema.declarations.renamedProperties
+        if !renames.isEmpty {
+            let fields = try capturedSchema().properties.map(\.name)
+            if let (to, from) = renames.first(where: { !fields.contains($0.to) }) {
+                throw .invalidSchema(
+                    model: name,
+                    reason: "its Schema renames \(quoted(from)) to \(quoted(to)), which is not a key it stores "
+                        + "(it stores " + fields.map(quoted).joined(separator: ", ")
+                        + "); a renamed property's coding key must be its name")
             }
         }
         var linkNames: Set<String> = []

@@ -106,17 +106,14 @@ final class StoreCore: Sendable {
         let changeLog: Database
     }
 
-    /// The folder's path with every symbolic link, `.` and `..` resolved, so that two paths to one folder share an
-    /// environment (LMDB must not open one file twice in a process). A folder that exists is resolved by `realpath`,
-    /// which is all an opening for writing ever meets (it creates the folder first); Foundation resolves the path of
-    /// one that does not.
-    private static func registryKey(_ directory: URL) -> String {
-        let path = directory.path
-        if let resolved = realpath(path, nil) {
-            defer { free(resolved) }
-            return String(cString: resolved)
-        }
-        return directory.standardizedFileURL.resolvingSymlinksInPath().path
+    /// The folder's path with every symbolic link, `.` and `..` resolved by `realpath`, so that two paths to one
+    /// folder share an environment (LMDB must not open one file twice in a process); `nil` with `errno` set when the
+    /// folder cannot be reached. Only a folder that exists has a key: an opening for writing creates it first, and a
+    /// read-only one must find it.
+    private static func registryKey(_ directory: URL) -> String? {
+        guard let resolved = realpath(directory.path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     /// The open core for `directory`, or a newly opened one.
@@ -133,9 +130,10 @@ final class StoreCore: Sendable {
     static func openReportingShared(
         directory: URL, configuration: Configuration, removeOnClose: Bool = false
     ) throws(StoreError) -> (core: StoreCore, isShared: Bool) {
-        // Created before its key is found, so that every key of an open folder is that of a folder that exists.
         if !configuration.readOnly { try FileSystem.createDirectories(at: directory) }
-        let key = registryKey(directory)
+        guard let key = registryKey(directory) else {
+            throw .io(errno: errno, operation: "find the store's folder", path: directory.path)
+        }
         return try registry.withLock { (entries) throws(StoreError) -> (StoreCore, Bool) in
             if let entry = entries[key] {
                 try configuration.checkCompatible(withOpen: entry.environment.options, path: directory.path)
@@ -165,7 +163,7 @@ final class StoreCore: Sendable {
     }
 
     static func isOpen(_ directory: URL) -> Bool {
-        let key = registryKey(directory)
+        guard let key = registryKey(directory) else { return false }
         return registry.withLock { $0[key] != nil }
     }
 

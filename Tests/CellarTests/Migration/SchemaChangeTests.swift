@@ -103,6 +103,30 @@ struct SchemaChangeTests {
         }
     }
 
+    /// `title` is stored under the key `name`, and its schema says `title` was renamed from `name`.
+    struct RenamedToAKeyItDoesNotStore: Model {
+        var id: Int
+        var title: String
+        enum CodingKeys: String, CodingKey {
+            case id
+            case title = "name"
+        }
+        static let schema = Schema<RenamedToAKeyItDoesNotStore>().property(\.title, renamedFrom: "name")
+    }
+
+    @Test func aRenameToAKeyTheModelDoesNotStoreIsRefusedAtEveryOpening() throws {
+        let folder = TemporaryFolder()
+        let configuration = Configuration(models: [RenamedToAKeyItDoesNotStore.self])
+        let refusal = StoreError.invalidSchema(
+            model: "RenamedToAKeyItDoesNotStore",
+            reason: "its Schema renames \"name\" to \"title\", which is not a key it stores (it stores \"id\", "
+                + "\"name\"); a renamed property's coding key must be its name")
+        for _ in 0..<2 {
+            #expect(throws: refusal) { try Store(at: folder.url, configuration: configuration) }
+            #expect(throws: refusal) { try Store.pendingChanges(at: folder.url, configuration: configuration) }
+        }
+    }
+
     @Test func declaredRenamesAndDefaultsRewriteTheRecordsOnceAtOpening() throws {
         let folder = TemporaryFolder()
         do {

@@ -62,8 +62,9 @@ extension Store {
     /// changes, the migration steps that would run, and whether records would be rewritten. An app can show
     /// "Updating…" before a long migration, or decide not to open.
     ///
-    /// - Throws: `StoreError.invalidSchema` when a model's schema cannot be captured; the errors of opening a file
-    ///   (`incompatibleFile`, `corruptedFile`, `configurationConflict`).
+    /// - Throws: `StoreError.invalidSchema` when a model's schema cannot be captured or breaks a rule opening enforces
+    ///   (an index on a `Decimal`, a rename to a key the model does not store), as opening would; the errors of opening
+    ///   a file (`incompatibleFile`, `corruptedFile`, `configurationConflict`).
     public static func pendingChanges(
         at directory: URL, configuration: Configuration
     ) throws(StoreError) -> PendingSchemaChanges {
@@ -74,7 +75,8 @@ extension Store {
         guard FileManager.default.fileExists(atPath: directory.appendingPathComponent("data.mdb").path) else {
             var changes: [SchemaChange] = []
             for type in configuration.models {
-                changes.append(.modelAdded(model: try type.capturedSchema().name))
+                _ = try type.captured()
+                changes.append(.modelAdded(model: try type.registration().name))
             }
             return PendingSchemaChanges(
                 changes: changes, storedSchemaVersion: nil, migrationSteps: [], rewritesRecords: false,
