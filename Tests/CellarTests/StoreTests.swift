@@ -194,6 +194,18 @@ struct StoreTests {
         #expect(created.core === real.core)
     }
 
+    @Test func aStoreWhoseFolderWasMovedWhileOpenIsNotDeletedUnderIt() throws {
+        let folder = TemporaryFolder()
+        let before = folder.url.appendingPathComponent("before", isDirectory: true)
+        let after = folder.url.appendingPathComponent("after", isDirectory: true)
+        let store = try Store(at: before, configuration: .init(models: [Note.self]))
+        try store.write { tx in try tx.insert(Note(id: "a", text: "kept")) }
+        try FileManager.default.moveItem(at: before, to: after)
+        #expect(throws: StoreError.storeInUse(path: after.path, process: nil)) { try Store.delete(at: after) }
+        #expect(FileManager.default.fileExists(atPath: after.appendingPathComponent("data.mdb").path))
+        #expect(try store.object(Note.self, id: "a")?.text == "kept")
+    }
+
     @Test func schemaVersionIsNeverDowngraded() throws {
         let folder = TemporaryFolder()
         do { _ = try folder.store([Note.self], schemaVersion: 3) }

@@ -180,9 +180,19 @@ public final class Store: Sendable {
     ///   a file another process has mapped would split the store in two.
     public static func delete(at directory: URL) throws(StoreError) {
         guard !StoreCore.isOpen(directory) else { throw .storeInUse(path: directory.path, process: nil) }
-        if let process = try? Environment.openingProcess(path: directory.path) {
-            throw .storeInUse(path: directory.path, process: process)
+        let process: Int32?
+        do {
+            process = try Environment.openingProcess(path: directory.path)
+        } catch .alreadyOpen {
+            // Open in this process under another path: the folder was renamed or moved while its store was open.
+            throw .storeInUse(path: directory.path, process: nil)
+        } catch {
+            // Unsure whether another process maps the file: deleting it could split the store in two.
+            throw StoreError(
+                error, path: directory.path, operation: "see whether another process has the store open in",
+                readerLimit: 0)
         }
+        if let process { throw .storeInUse(path: directory.path, process: process) }
         let files = FileManager.default
         for name in ["data.mdb", "lock.mdb"] {
             let file = directory.appendingPathComponent(name)
