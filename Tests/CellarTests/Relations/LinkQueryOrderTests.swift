@@ -49,6 +49,30 @@ struct LinkQueryOrderTests {
         }
     }
 
+    @Test func backlinkingManyTargetsGivesEachRecordOnceInKeyOrderWhateverItsIDsLength() throws {
+        // Ids short enough to be sorted as packed words and ids too long for them, sharing prefixes: the records come
+        // back in the order of their keys, each once however many of the targets it links to.
+        let folder = TemporaryFolder()
+        let store = try folder.store([Member.self, Club.self])
+        var generator = SeededGenerator(seed: 11)
+        var members: [Member] = []
+        try store.write { tx in
+            for id in 1...4 { try tx.insert(Club(id: id, rank: id % 2)) }
+            for number in 0..<200 {
+                let stem = ["m", "member-", "a-member-whose-id-is-longer-than-twenty-four-bytes-"][number % 3]
+                let clubs = (1...4).filter { _ in Bool.random(using: &generator) }.map { Link<Club>(id: $0) }
+                let member = Member(id: stem + String(number, radix: 5), name: "n", age: 0, clubs: clubs)
+                try tx.insert(member)
+                members.append(member)
+            }
+        }
+        let found = try store.objects(Member.self).backlinking(store.objects(Club.self), via: \.clubs).results()
+        let expected = members.filter { !$0.clubs.isEmpty }.map(\.id)
+            .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        #expect(expected.count > 150)
+        #expect(found.map(\.id) == expected)
+    }
+
     @Test func aLinkConditionWithASortAndALimitKeepsTheOrderComputedInMemory() throws {
         let folder = TemporaryFolder()
         let (store, members) = try seeded(folder)
