@@ -103,13 +103,13 @@ struct KeyEncodingTests {
     }
 
     @Test func propertyIntegerOrder() async {
-        await propertyCheck(count: 2_000, input: Gen.int64(in: .min ... .max), Gen.int64(in: .min ... .max)) { a, b in
+        await checkProperty(count: 2_000, input: Gen.int64(in: .min ... .max), Gen.int64(in: .min ... .max)) { a, b in
             expectSameOrder(a, b)
         }
     }
 
     @Test func propertyDoubleOrder() async {
-        await propertyCheck(count: 2_000, input: Gen.double(in: -1e300...1e300), Gen.double(in: -1e300...1e300)) {
+        await checkProperty(count: 2_000, input: Gen.double(in: -1e300...1e300), Gen.double(in: -1e300...1e300)) {
             a, b in
             expectSameOrder(a, b)
         }
@@ -118,7 +118,7 @@ struct KeyEncodingTests {
     @Test func propertyStringOrder() async {
         // Strings from a small alphabet that includes NUL, so escapes and prefixes come up often.
         let text = Gen.character(in: "\u{0}"..."\u{3}").string(of: 0...6)
-        await propertyCheck(count: 2_000, input: text, text) { a, b in
+        await checkProperty(count: 2_000, input: text, text) { a, b in
             // Byte order is UTF-8 order, which is Unicode scalar order.
             let ka = try? key(a)
             let kb = try? key(b)
@@ -130,7 +130,7 @@ struct KeyEncodingTests {
     @Test func propertyCompositeOrder() async {
         let name = Gen.character(in: "a"..."c").string(of: 0...3)
         let composites = zip(name, name, Gen.int(in: -3...3)).map { Composite(last: $0, first: $1, age: $2) }
-        await propertyCheck(count: 2_000, input: composites, composites) { a, b in
+        await checkProperty(count: 2_000, input: composites, composites) { a, b in
             expectSameOrder(a, b)
         }
     }

@@ -300,7 +300,7 @@ struct RecordCodecTests {
             Gen.unicodeScalar(in: "\u{0}"..."\u{D7FF}").map(Character.init).string(of: 0...40),
             Gen.double(in: -1e12...1e12), Gen.bool.array(of: 0...8)
         ).map { Sample(id: $0, name: $1, score: $2, flags: $3, note: $3.first == true ? $1 : nil) }
-        await propertyCheck(count: 500, input: samples) { sample in
+        await checkProperty(count: 500, input: samples) { sample in
             #expect((try? roundTrip(sample)) == sample)
         }
     }

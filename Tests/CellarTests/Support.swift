@@ -1,5 +1,6 @@
 import Foundation
 import LMDB
+import PropertyBased
 import Testing
 
 @testable import Cellar
@@ -145,4 +146,30 @@ func mutation(_ round: Int, of bytes: [UInt8], using generator: inout SeededGene
 enum Sanitizer {
     static let address = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__asan_init") != nil
     static let thread = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil
+}
+
+/// swift-property-based's `propertyCheck`, with an error that `body` throws recorded as a failure of the input that
+/// threw it (and shrunk like any other): `propertyCheck` runs `body` under `try?` (2.x, Swift 6.2 and later), so a
+/// property whose store call throws would pass without a word.
+func checkProperty<InputValue, ResultValue>(
+    count: Int = 100, input: Generator<ResultValue, some Sequence<InputValue>>,
+    isolation: isolated (any Actor)? = #isolation, sourceLocation: SourceLocation = #_sourceLocation,
+    perform body: (ResultValue) async throws -> Void
+) async {
+    await propertyCheck(
+        count: count, input: input,
+        perform: { value in
+            do { try await body(value) } catch { Issue.record(error, sourceLocation: sourceLocation) }
+        }, isolation: isolation, sourceLocation: sourceLocation)
+}
+
+/// `checkProperty` with two generators, whose values `body` takes apart.
+func checkProperty<InA, InB, OutA, OutB>(
+    count: Int = 100, input first: Generator<OutA, some Sequence<InA>>, _ second: Generator<OutB, some Sequence<InB>>,
+    isolation: isolated (any Actor)? = #isolation, sourceLocation: SourceLocation = #_sourceLocation,
+    perform body: (OutA, OutB) async throws -> Void
+) async {
+    await checkProperty(
+        count: count, input: zip(first, second), isolation: isolation, sourceLocation: sourceLocation
+    ) { values in try await body(values.0, values.1) }
 }

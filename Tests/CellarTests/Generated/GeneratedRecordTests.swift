@@ -154,7 +154,7 @@ struct GeneratedRecordTests {
             Gen.unicodeScalar(in: "\u{0}"..."\u{D7FF}").map(Character.init).string(of: 0...40),
             Gen.int(in: .min ... .max), Gen.int64(in: -5...5)
         ).map { FastDog(id: $0, name: $1, age: $2, owner: $3 == 0 ? nil : $3) }
-        await propertyCheck(count: 500, input: dogs) { dog in
+        await checkProperty(count: 500, input: dogs) { dog in
             let (codable, keys) = try encoded(dog)
             let encoder = RecordEncoder(dictionary: keys)
             #expect(try encoder.encodeModel(dog) == codable)

@@ -71,7 +71,7 @@ struct InPlaceReadTests {
                 maybeUInt64: some(3) ? uint64 : nil, maybeDouble: some(4) ? double : nil,
                 maybeFlag: some(5) ? !flag : nil, maybeText: some(6) ? String(text.reversed()) : nil)
         }
-        await propertyCheck(count: 500, input: values) { value in
+        await checkProperty(count: 500, input: values) { value in
             let (bytes, keys) = try encoded(value)
             #expect(try read(bytes, keys) == value)
             #expect(

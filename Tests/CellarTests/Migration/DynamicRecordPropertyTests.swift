@@ -74,7 +74,7 @@ struct DynamicRecordPropertyTests {
         let edits = zip(Gen.int(in: 0...4), Gen.int(in: 0...3), Gen.int(in: 0...1_000))
             .map { Edit(field: $0, action: $1, seed: $2) }.array(of: 0...12)
         let start = zip(Gen.int(in: 0...1_000), Gen.bool)
-        await propertyCheck(count: 300, input: start, edits) { start, edits in
+        await checkProperty(count: 300, input: start, edits) { start, edits in
             var value = Bag(
                 id: start.0, count: start.1 ? start.0 : nil, label: start.1 ? nil : "start", ratio: 1.5,
                 scores: start.1 ? [1, 2] : nil, inner: start.1 ? Inner(name: "x", flags: [true]) : nil)

@@ -96,7 +96,7 @@ struct ModelShapePropertyTests {
         let schema = try Tree.capturedSchema()
         #expect(schema.property("root")?.shape == .opaque("Node"))
         #expect(schema.property("byColour")?.shape == .pairs(key: .string, value: .list(.opaque("Node"))))
-        await propertyCheck(count: 40, input: Gen.int(in: 0...Int.max)) { raw in
+        await checkProperty(count: 40, input: Gen.int(in: 0...Int.max)) { raw in
             let seed = UInt64(raw)
             let folder = TemporaryFolder()
             let written = (1...5).map { Self.tree(id: $0, seed: seed &+ UInt64($0)) }

@@ -25,7 +25,7 @@ struct SchemaDiffPropertyTests {
 
     @Test func everyDifferenceIsNamedOnceAndMigrationsAreAskedForExactlyWhenNeeded() async {
         let property = zip(Gen.int(in: 0...5), Gen.int(in: 0...8), Gen.bool)
-        await propertyCheck(count: 500, input: property.array(of: 0...6), property.array(of: 0...6)) { old, new in
+        await checkProperty(count: 500, input: property.array(of: 0...6), property.array(of: 0...6)) { old, new in
             let stored = Self.schema(old)
             let captured = Self.schema(new)
             let plan = ModelSchemaPlan(

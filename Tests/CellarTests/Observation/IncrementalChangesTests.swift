@@ -58,7 +58,7 @@ struct IncrementalChangesTests {
     func applyingEachChangeToTheDeliveredResultsGivesTheQuerysResults(_ shape: Shape) async throws {
         let writes = zip(Gen.int(in: 0...4), Gen.int(in: 1...12), Gen.int(in: 0...19))
             .map { Write(kind: $0, id: $1, rank: $2) }.array(of: 1...4).array(of: 1...25)
-        await propertyCheck(count: 40, input: writes) { batches in
+        await checkProperty(count: 40, input: writes) { batches in
             let folder = TemporaryFolder()
             let store = try folder.store([Card.self, Other.self])
             let query = shape.query(store)
@@ -72,7 +72,7 @@ struct IncrementalChangesTests {
                         case 1: try tx.upsert(Card(id: write.id, rank: write.rank, tag: "t\(write.rank % 4)"))
                         case 2: try tx.upsert(Card(id: write.id, rank: write.rank, tag: "same"))
                         case 3: try tx.upsert(Card(id: write.id, rank: write.id % 4, tag: "t\(write.rank % 4)"))
-                        default: try tx.insert(Other(id: write.id * 1_000 + write.rank))
+                        default: try tx.upsert(Other(id: write.id * 1_000 + write.rank))
                         }
                     }
                 }

@@ -32,7 +32,7 @@ struct DeleteRulePropertyTests {
         let steps = zip(Gen.int(in: 0...12), Gen.int(in: 1...4), Gen.int(in: 0...63))
             .map { Step(kind: $0, id: $1, bits: $2) }.array(of: 5...40)
         var outcomes: [String: Int] = [:]
-        await propertyCheck(count: 150, input: steps) { steps in
+        await checkProperty(count: 150, input: steps) { steps in
             let folder = TemporaryFolder()
             let store = try folder.store(Rules.models)
             for step in steps { outcomes[try check(step, on: store), default: 0] += 1 }

@@ -53,7 +53,7 @@ struct LinkCodingTests {
     }
 
     @Test func randomListsOfLinksReadBackAsWritten() async {
-        await propertyCheck(count: 500, input: Gen.int64(in: .min ... .max).array(of: 0...40)) { ids in
+        await checkProperty(count: 500, input: Gen.int64(in: .min ... .max).array(of: 0...40)) { ids in
             try expectStoredAsBareIDs(ids, of: Target.self)
         }
     }

@@ -15,7 +15,7 @@ struct SortedKeysTests {
     }
 
     @Test func keysComeBackInByteOrderEachOnce() async {
-        await propertyCheck(count: 400, input: Self.key.array(of: 0...60)) { keys in
+        await checkProperty(count: 400, input: Self.key.array(of: 0...60)) { keys in
             var gathered = SortedKeys()
             for key in keys { key.withUnsafeBytes { gathered.insert($0) } }
             let expected = Set(keys).sorted { $0.lexicographicallyPrecedes($1) }
