@@ -47,6 +47,11 @@ public struct Relationship<M: Model>: Sendable {
     let targetKeys: @Sendable (M) throws -> [[UInt8]]
     /// Drops every link to one of `keys` (a few, usually one) from the record.
     let removeTargets: @Sendable (inout M, [[UInt8]]) throws -> Void
+    /// Whether the property is a list of links (`[Link<T>]`) rather than a to-one link (`Link<T>?`).
+    let isList: Bool
+    /// The number, among `StoredFields.keys(of:)`, of the record field that holds the property; `nil` when the
+    /// model's fields cannot be tied to its properties.
+    let storedField: @Sendable () -> Int?
 
     /// An ordered to-many link, Realm's `List<Target>`.
     ///
@@ -83,7 +88,7 @@ public struct Relationship<M: Model>: Sendable {
                     try KeyEncoding.append(link.id, to: &key)
                     return keys.contains(key)
                 }
-            })
+            }, isList: true, storedField: { StoredFields.field(of: path)?.number })
     }
 
     /// A to-one link. Its inverse is a list of the records that link to a target, or one record when `exclusive`.
@@ -103,7 +108,7 @@ public struct Relationship<M: Model>: Sendable {
                 if let link = value[keyPath: path], keys.contains(try KeyEncoding.key(link.id)) {
                     value[keyPath: path] = nil
                 }
-            })
+            }, isList: false, storedField: { StoredFields.field(of: path)?.number })
     }
 
     /// The database holding the backlinks: target key → keys of the records of `M` linking to it.

@@ -8,7 +8,8 @@ struct ModelOperations: Sendable {
     let linkTargets: @Sendable (WriteTransaction, ModelInfo, [UInt8]) throws(StoreError) -> [[[UInt8]]]?
     /// Deletes the record at a key with its index and backlink entries, rules already followed.
     let remove: @Sendable (WriteTransaction, [UInt8]) throws(StoreError) -> Void
-    /// Drops from the record at a key its links to the given targets (by link position) and writes it back.
+    /// Drops from the record at a key its links to the given targets (by link position) and writes it back: in its
+    /// bytes where `LinkBytes` can, decoded and encoded again otherwise.
     let removeLinks: @Sendable (WriteTransaction, ModelInfo, [UInt8], [Int: [[UInt8]]]) throws(StoreError) -> Void
     /// Checks the model's indexes and backlinks against its records, in words.
     let verify: @Sendable (ReadScope, ModelInfo, inout IntegrityProblems) throws(StoreError) -> Void
@@ -35,6 +36,11 @@ struct ModelOperations: Sendable {
         }
         removeLinks = { (transaction, info, key, targetsByLink) throws(StoreError) in
             let state = try transaction.state(for: M.self)
+            if try transaction.removeLinksInBytes(
+                key: key, targetsByLink, fields: LinkBytes.fields(of: M.self), state: state)
+            {
+                return
+            }
             guard let old = try transaction.storedForUpkeep(M.self, key: key, state: state) else { return }
             var new = old
             var changes: [LinkChange] = []

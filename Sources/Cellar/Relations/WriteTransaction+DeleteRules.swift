@@ -141,12 +141,12 @@ extension WriteTransaction {
         }
         // In key order, so that consecutive writes land on the same pages: each page is copied once per
         // transaction, and a random order would copy most of them once per record.
-        order.sort { $0.1.model == $1.1.model ? $0.1.key.lexicographicallyPrecedes($1.1.key) : $0.1.model < $1.1.model }
+        order.sort { $0.0 === $1.0 ? SortedKeys.precedes($0.1.key, $1.1.key) : $0.0.name < $1.0.name }
         for (info, record) in order {
             try info.operations.removeLinks(self, info, record.key, rewrites[record] ?? [:])
         }
         let records = plan.records.sorted {
-            $0.info.name == $1.info.name ? $0.key.lexicographicallyPrecedes($1.key) : $0.info.name < $1.info.name
+            $0.info === $1.info ? SortedKeys.precedes($0.key, $1.key) : $0.info.name < $1.info.name
         }
         for (info, key) in records { try info.operations.remove(self, key) }
     }
