@@ -1,3 +1,5 @@
+import Foundation
+
 /// What deleting the record that holds a link does to the records it links to (SwiftData's `deleteRule`).
 public enum DeleteRule: String, Sendable, Hashable {
     /// The targets stay; only the links go, with the record. The default.
@@ -50,7 +52,8 @@ public struct Relationship<M: Model>: Sendable {
     /// Whether the property is a list of links (`[Link<T>]`) rather than a to-one link (`Link<T>?`).
     let isList: Bool
     /// The number, among `StoredFields.keys(of:)`, of the record field that holds the property; `nil` when the
-    /// model's fields cannot be tied to its properties.
+    /// model's fields cannot be tied to its properties, or the target's id is of a type whose key `LinkBytes` does
+    /// not read from bytes.
     let storedField: @Sendable () -> Int?
 
     /// An ordered to-many link, Realm's `List<Target>`.
@@ -88,7 +91,7 @@ public struct Relationship<M: Model>: Sendable {
                     try KeyEncoding.append(link.id, to: &key)
                     return keys.contains(key)
                 }
-            }, isList: true, storedField: { StoredFields.field(of: path)?.number })
+            }, isList: true, storedField: { hasPlainID(T.self) ? StoredFields.field(of: path)?.number : nil })
     }
 
     /// A to-one link. Its inverse is a list of the records that link to a target, or one record when `exclusive`.
@@ -108,7 +111,7 @@ public struct Relationship<M: Model>: Sendable {
                 if let link = value[keyPath: path], keys.contains(try KeyEncoding.key(link.id)) {
                     value[keyPath: path] = nil
                 }
-            }, isList: false, storedField: { StoredFields.field(of: path)?.number })
+            }, isList: false, storedField: { hasPlainID(T.self) ? StoredFields.field(of: path)?.number : nil })
     }
 
     /// The database holding the backlinks: target key → keys of the records of `M` linking to it.
@@ -126,6 +129,13 @@ public struct Relationship<M: Model>: Sendable {
             deleteRule: deleteRule.rawValue, targetDeleteRule: targetDeleteRule.rawValue, isExclusive: isExclusive,
             ownsTargets: ownsTargets, allowsDangling: allowsDangling)
     }
+}
+
+/// Whether `T`'s ids are `Int64`, `Int`, `String` or `UUID`: stored as the record format's int64, text and uuid
+/// values, whose keys `LinkBytes` makes from their bytes. Another id type, even one stored the same way, may decode
+/// its bytes to another value (an `init(from:)` of its own), and so to another key.
+private func hasPlainID<T: Model>(_: T.Type) -> Bool {
+    T.ID.self == Int64.self || T.ID.self == Int.self || T.ID.self == String.self || T.ID.self == UUID.self
 }
 
 extension Model {

@@ -11,11 +11,16 @@ import LMDB
 ///   Swift synthesizes), so the link's field is known by name;
 /// - every index of the model is on stored properties other than that link: an index on a computed property may
 ///   read the links, and its entry would have to be worked out from the decoded record;
-/// - the ids are integers, text or UUIDs, stored as `Int64`/`Int`, `String`/text and `UUID` ids are, whose keys
-///   are read here from their bytes as `KeyEncoding` makes them from the values;
+/// - the targets' ids are `Int64`, `Int`, `String` or `UUID`, whose keys are read here from their bytes as
+///   `KeyEncoding` makes them from the values (an id type of one's own may decode its bytes to another value);
 /// - every target to drop is found in the record.
 ///
 /// Anything else, and any record whose bytes this cannot vouch for, is decoded, edited and encoded as before.
+///
+/// The decoded value is what the decoded path gives. The bytes are what the model's encoding writes when it is the
+/// one Swift synthesizes (or `@Record`'s): a plain `Codable` model that decodes as synthesized but encodes in its own
+/// way (a derived field, a `nil` left out rather than null) keeps its other fields as they were stored, and fields
+/// the model no longer declares stay too, where encoding the decoded record would drop them.
 enum LinkBytes {
     /// Where one of a model's links is kept in its records.
     struct Field: Sendable {
@@ -43,9 +48,11 @@ enum LinkBytes {
         guard let keys = StoredFields.keys(of: M.self) else { return none }
         // The offsets of the indexed properties; one that is not a stored property's leaves no link editable.
         var indexed: Set<Int> = []
+        let whole: PartialKeyPath<M> = \M.self
         for index in M.schema.indexes {
             for path in index.keyPaths {
-                guard let offset = MemoryLayout<M>.offset(of: path) else { return none }
+                // `\.self` is at offset 0, but its key holds every property, the links too.
+                guard path != whole, let offset = MemoryLayout<M>.offset(of: path) else { return none }
                 indexed.insert(offset)
             }
         }

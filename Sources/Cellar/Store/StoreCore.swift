@@ -454,13 +454,16 @@ final class StoreCore: Sendable {
         return (indexes, links)
     }
 
-    /// Fills new index and backlink databases from the stored records.
+    /// Fills new (empty) index and backlink databases from the stored records, their entries gathered while the
+    /// records are walked and written in key order (`IndexLoad`).
     private func build<M: Model>(
         model: String, records: Database, dictionary: KeyDictionary, in txn: LMDB.WriteTransaction,
         indexes: [(Index<M>, Database)], links: [(Relationship<M>, Database)]
     ) throws {
         let decoder = RecordDecoder()
         let writer = IndexWriter(model: model, core: self)
+        var indexLoads = indexes.map { IndexLoad(unique: $0.0.isUnique ? $0.0.name : nil) }
+        var linkLoads = links.map { _ in IndexLoad(unique: nil) }
         try txn.walk(records) { entry in
             let value: M
             do {
@@ -469,21 +472,23 @@ final class StoreCore: Sendable {
                 throw StoreError(error, model: model, id: KeyEncoding.describe(entry.key))
             }
             let primaryKey = Array(entry.key)
-            for (index, database) in indexes {
-                for entry in try writer.entries(index, of: value) {
-                    if entry.mustBeUnique {
-                        try writer.checkUnique(
-                            index.name, key: entry.key, primaryKey: primaryKey, in: database, txn: txn)
-                    }
-                    try writer.add(entry.key, primaryKey: primaryKey, to: database, in: txn)
+            for (position, (index, database)) in indexes.enumerated() {
+                for made in try writer.entries(index, of: value) {
+                    indexLoads[position].add(made.key, primaryKey: primaryKey, mustBeUnique: made.mustBeUnique)
                 }
+                if indexLoads[position].isFull { try indexLoads[position].write(to: database, writer: writer, in: txn) }
             }
-            for (link, database) in links {
-                for target in try link.targetKeys(value) {
-                    try writer.add(target, primaryKey: primaryKey, to: database, in: txn)
-                }
+            for (position, (link, database)) in links.enumerated() {
+                for target in try link.targetKeys(value) { linkLoads[position].add(target, primaryKey: primaryKey) }
+                if linkLoads[position].isFull { try linkLoads[position].write(to: database, writer: writer, in: txn) }
             }
             return true
+        }
+        for (position, (_, database)) in indexes.enumerated() {
+            try indexLoads[position].write(to: database, writer: writer, in: txn)
+        }
+        for (position, (_, database)) in links.enumerated() {
+            try linkLoads[position].write(to: database, writer: writer, in: txn)
         }
     }
 }

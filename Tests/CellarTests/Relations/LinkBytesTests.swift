@@ -73,6 +73,34 @@ enum Edited {
         static let schema = Schema<Renamed>(links: [.link(\.dogs)])
     }
 
+    /// An id of its own type, stored as text, whose decoding folds case: a link stored as "ABC" decodes as "abc".
+    struct Slug: Codable, Hashable, Sendable {
+        var text: String
+        init(_ text: String) { self.text = text }
+        init(from decoder: any Decoder) throws {
+            text = try decoder.singleValueContainer().decode(String.self).lowercased()
+        }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(text)
+        }
+    }
+
+    struct Page: Model, Equatable { var id: Slug }
+
+    struct Reader: Model, Equatable {
+        var id: Int64
+        var pages: [Link<Page>]
+        static let schema = Schema<Reader>(links: [.link(\.pages)])
+    }
+
+    /// An index of the whole record: its key holds the links too.
+    struct Whole: Model, Equatable, Encodable {
+        var id: Int64
+        var dogs: [Link<Dog>]
+        static let schema = Schema<Whole>(indexes: [.index(\.self, name: "whole")], links: [.link(\.dogs)])
+    }
+
     /// How many `Watch` values were decoded, by this file's one test that reads it.
     static let watchReads = Lock(0)
 
@@ -115,7 +143,7 @@ enum Edited {
 
     static let models: [any Model.Type] = [
         Dog.self, Tag.self, Badge.self, Bone.self, Holder.self, RecordHolder.self, Counted.self, Renamed.self,
-        Watched.self, RecordWatched.self,
+        Watched.self, RecordWatched.self, Page.self, Reader.self, Whole.self,
     ]
     static let badges = (0..<6).map { UUID(uuidString: "00000000-0000-0000-0000-00000000000\($0)")! }
     /// Tags with text that needs escaping and folding into keys: a zero byte, composed and decomposed accents.
@@ -287,15 +315,46 @@ struct LinkBytesTests {
         }
         #expect(LinkBytes.fields(of: Edited.Counted.self).allSatisfy { $0 == nil })
         #expect(LinkBytes.fields(of: Edited.Renamed.self).allSatisfy { $0 == nil })
+        // `bones` link to Int32 ids: the bytes would do, but the rule is the four id types whose keys are read.
         #expect(
             LinkBytes.fields(of: Edited.Holder.self).map { $0?.name } == [
-                "dogs", "best", "tags", "badge", "badges", "bones",
+                "dogs", "best", "tags", "badge", "badges", nil,
             ])
         try store.write { tx in try tx.delete(Edited.Dog.self, id: 2) }
         #expect(try store.object(Edited.Counted.self, id: 1)?.dogs == [Link(id: 1), Link(id: 3)])
         #expect(try store.objects(Edited.Counted.self).where(\.dogCount == 2).count() == 1)
         #expect(try store.objects(Edited.Counted.self).where(\.dogCount == 3).count() == 0)
         #expect(try store.object(Edited.Renamed.self, id: 1)?.dogs == [Link(id: 1)])
+        #expect(try store.verifyIntegrity().problems == [])
+    }
+
+    /// A target whose id is of a type of its own is decoded through it: its decoding may read stored bytes as another
+    /// id (a link written as "ABC" leads to the page "abc"), which the bytes alone would not know.
+    @Test func anIDOfItsOwnTypeTakesTheDecodedPath() throws {
+        let folder = TemporaryFolder()
+        let store = try folder.store(Edited.models)
+        #expect(LinkBytes.fields(of: Edited.Reader.self).allSatisfy { $0 == nil })
+        try store.write { tx in
+            try tx.insert(Edited.Page(id: Edited.Slug("abc")))
+            try tx.insert(Edited.Page(id: Edited.Slug("xyz")))
+            try tx.insert(Edited.Reader(id: 1, pages: [Link(id: Edited.Slug("abc")), Link(id: Edited.Slug("xyz"))]))
+        }
+        try store.write { tx in try tx.delete(Edited.Page.self, id: Edited.Slug("abc")) }
+        #expect(try store.object(Edited.Reader.self, id: 1)?.pages == [Link(id: Edited.Slug("xyz"))])
+        #expect(try store.verifyIntegrity().problems == [])
+    }
+
+    /// An index of `\.self` reads every property: its entry moves when a link goes.
+    @Test func anIndexOfTheWholeRecordTakesTheDecodedPath() throws {
+        let folder = TemporaryFolder()
+        let store = try folder.store(Edited.models)
+        #expect(LinkBytes.fields(of: Edited.Whole.self).allSatisfy { $0 == nil })
+        try store.write { tx in
+            for id in 1...2 { try tx.insert(Edited.Dog(id: Int64(id))) }
+            try tx.insert(Edited.Whole(id: 1, dogs: [Link(id: 1), Link(id: 2)]))
+        }
+        try store.write { tx in try tx.delete(Edited.Dog.self, id: 1) }
+        #expect(try store.object(Edited.Whole.self, id: 1)?.dogs == [Link(id: 2)])
         #expect(try store.verifyIntegrity().problems == [])
     }
 }

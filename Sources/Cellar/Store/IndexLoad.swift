@@ -1,0 +1,109 @@
+import Foundation
+import LMDB
+
+/// The entries of one index or backlink database that a build gathers while it walks a model's records (a new
+/// index, a migration's rebuild), written in key order once the walk is done.
+///
+/// Put in record order, each entry would search its tree and split pages all over it. Sorted, into a database that
+/// is still empty, each is appended at the tree's end (`MDB_APPEND`, and `MDB_APPENDDUP` for another record with the
+/// same key), and every page is filled once. The entries are kept in one buffer, not an array each; a build whose
+/// entries pass `budget` bytes writes what it has (sorted, then searched for, since the database is no longer empty)
+/// and gathers on, so a large store needs no more memory than that.
+struct IndexLoad {
+    /// The bytes kept before they are written: a few entries of a large store, a whole small one.
+    static let budget = 64 << 20
+
+    /// The unique index's name, when two records may not share a key.
+    private let unique: String?
+    /// The entries' keys and primary keys, one after the other.
+    private var bytes: [UInt8] = []
+    private var entries: [Entry] = []
+    /// Whether nothing was written into the database yet: entries can then be appended.
+    private var isEmpty = true
+
+    private struct Entry {
+        let start: Int
+        let keyCount: Int
+        let valueCount: Int
+        let mustBeUnique: Bool
+    }
+
+    /// How many bytes of entries are gathered before they are written.
+    private let budget: Int
+
+    /// The load of an empty database; `unique` names a unique index.
+    init(unique: String?, budget: Int = IndexLoad.budget) {
+        self.unique = unique
+        self.budget = budget
+    }
+
+    /// Whether the gathered entries should be written now.
+    var isFull: Bool { bytes.count >= budget }
+
+    mutating func add(_ key: [UInt8], primaryKey: [UInt8], mustBeUnique: Bool = false) {
+        entries.append(
+            Entry(start: bytes.count, keyCount: key.count, valueCount: primaryKey.count, mustBeUnique: mustBeUnique))
+        bytes.append(contentsOf: key)
+        bytes.append(contentsOf: primaryKey)
+    }
+
+    /// Writes the gathered entries into `database` in key order, then primary-key order (LMDB's own for DUPSORT
+    /// values), each pair once. Throws `uniqueConstraintViolated` when two records share a key of a unique index.
+    mutating func write(to database: Database, writer: IndexWriter, in txn: LMDB.WriteTransaction) throws(StoreError) {
+        defer {
+            bytes.removeAll(keepingCapacity: true)
+            entries.removeAll(keepingCapacity: true)
+        }
+        let written = bytes.withUnsafeBytes { raw in
+            Result { () throws(StoreError) in
+                func key(_ entry: Entry) -> UnsafeRawBufferPointer {
+                    UnsafeRawBufferPointer(rebasing: raw[entry.start..<entry.start + entry.keyCount])
+                }
+                func value(_ entry: Entry) -> UnsafeRawBufferPointer {
+                    let start = entry.start + entry.keyCount
+                    return UnsafeRawBufferPointer(rebasing: raw[start..<start + entry.valueCount])
+                }
+                entries.sort { first, second in
+                    let keys = Self.compare(key(first), key(second))
+                    return keys != 0 ? keys < 0 : Self.compare(value(first), value(second)) < 0
+                }
+                var previous: Entry?
+                for entry in entries {
+                    var flags: PutFlags = []
+                    if let previous, Self.compare(key(previous), key(entry)) == 0 {
+                        if Self.compare(value(previous), value(entry)) == 0 { continue }
+                        if let unique, entry.mustBeUnique {
+                            throw .uniqueConstraintViolated(
+                                model: writer.model, index: unique, value: KeyEncoding.describe(Array(key(entry))))
+                        }
+                        if isEmpty { flags = .appendDuplicate }
+                    } else if isEmpty {
+                        flags = .append
+                    } else if let unique, entry.mustBeUnique {
+                        try writer.checkUnique(
+                            unique, key: Array(key(entry)), primaryKey: Array(value(entry)), in: database, txn: txn)
+                    }
+                    do throws(LMDBError) {
+                        try txn.put(database, key: key(entry), value: value(entry), flags: flags)
+                    } catch {
+                        throw writer.core.error(error, "write an index entry")
+                    }
+                    previous = entry
+                }
+            }
+        }
+        try written.get()
+        if !entries.isEmpty { isEmpty = false }
+    }
+
+    /// Byte order, as LMDB compares keys and DUPSORT values: the first differing byte decides, and a run of bytes that
+    /// is the start of another comes first.
+    private static func compare(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) -> Int {
+        let shared = min(first.count, second.count)
+        if shared > 0, let a = first.baseAddress, let b = second.baseAddress {
+            let order = memcmp(a, b, shared)
+            if order != 0 { return Int(order) }
+        }
+        return first.count - second.count
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+import LMDB
+import PropertyBased
+import Testing
+
+@testable import Cellar
+
+/// An index declared over records already stored is built at the opening, its entries sorted and appended
+/// (`IndexLoad`): what it holds is what the writes would have made, and a unique index over repeated values is
+/// refused, the store left as it was.
+@Suite("Migrations: indexes built over stored records")
+struct IndexBuildTests {
+    enum Before {
+        struct Member: Model, Equatable {
+            var id: Int64
+            var email: String?
+            var team: Int
+            static let schema = Schema<Member>(name: "Member")
+        }
+    }
+
+    enum After {
+        struct Member: Model, Equatable {
+            var id: Int64
+            var email: String?
+            var team: Int
+            static let schema = Schema<Member>(name: "Member", indexes: [.unique(\.email), .index(\.team)])
+        }
+    }
+
+    @Test func aUniqueIndexOverRepeatedValuesIsRefusedAndTheStoreLeftAsItWas() throws {
+        let folder = TemporaryFolder()
+        let members = [
+            Before.Member(id: 1, email: "ann@example.com", team: 1), Before.Member(id: 2, email: nil, team: 2),
+            Before.Member(id: 3, email: nil, team: 2), Before.Member(id: 4, email: "ann@example.com", team: 3),
+        ]
+        do {
+            let store = try folder.store([Before.Member.self])
+            try store.write { tx in for member in members { try tx.insert(member) } }
+        }
+        #expect {
+            _ = try folder.store([After.Member.self])
+        } throws: { error in
+            guard case StoreError.uniqueConstraintViolated(let model, let index, let value) = error else {
+                return false
+            }
+            return model == "Member" && index == "email" && value.contains("ann@example.com")
+        }
+        let store = try folder.store([Before.Member.self])
+        #expect(try store.objects(Before.Member.self).results().map { $0 } == members)
+        #expect(try store.verifyIntegrity().problems == [])
+        // Two records without an email are no conflict: with the repeat gone, the index is built.
+        try store.write { tx in try tx.delete(Before.Member.self, id: 4) }
+    }
+
+    @Test func aBuiltIndexHoldsWhatWritesWouldHaveMade() async {
+        let members = zip(Gen.int(in: 0...40), Gen.int(in: 0...5)).array(of: 0...300)
+        await checkProperty(count: 30, input: members) { drawn in
+            let folder = TemporaryFolder()
+            let values = drawn.enumerated().map { position, draw in
+                // Emails unique but for nil, which repeats; teams repeat.
+                Before.Member(
+                    id: Int64(position * 7 % 307 + 1), email: draw.0 % 3 == 0 ? nil : "m\(position)@example.com",
+                    team: draw.1)
+            }
+            do {
+                let store = try folder.store([Before.Member.self])
+                try store.write { tx in for member in values { try tx.insert(member) } }
+            }
+            let store = try folder.store([After.Member.self])
+            #expect(try store.verifyIntegrity().problems == [])
+            for team in 0...5 {
+                let found = try store.objects(After.Member.self).where(\.team == team).results().map(\.id)
+                #expect(found == values.filter { $0.team == team }.map(\.id).sorted())
+            }
+            #expect(
+                try store.objects(After.Member.self).where(\.email == nil).count() == values.count { $0.email == nil })
+        }
+    }
+
+    /// Entries gathered past the budget are written in parts: the first appended into the empty database, the next
+    /// searched for, repeats of a pair written once and a repeated unique key refused in either part.
+    @Test func entriesWrittenInPartsEndInKeyOrderEachPairOnce() throws {
+        let folder = TemporaryFolder()
+        let store = try folder.store([Before.Member.self])
+        let writer = IndexWriter(model: "Member", core: store.core)
+        var pairs: [([UInt8], [UInt8])] = []
+        for number in 0..<400 {
+            let key = try KeyEncoding.key("k\((number * 37) % 97)")
+            let primaryKey = try KeyEncoding.key(Int64(number % 150))
+            pairs.append((key, primaryKey))
+        }
+        pairs += pairs.prefix(20)
+        let stored: [([UInt8], [UInt8])] = try store.core.environment.write { txn in
+            let database = try txn.createDatabase(named: "i/Test.load", flags: .duplicateSort)
+            var load = IndexLoad(unique: nil, budget: 256)
+            for (key, primaryKey) in pairs {
+                load.add(key, primaryKey: primaryKey)
+                if load.isFull { try load.write(to: database, writer: writer, in: txn) }
+            }
+            try load.write(to: database, writer: writer, in: txn)
+            var found: [([UInt8], [UInt8])] = []
+            try txn.walk(database) { entry in
+                found.append((Array(entry.key), Array(entry.value)))
+                return true
+            }
+            return found
+        }
+        var expected: [([UInt8], [UInt8])] = []
+        for pair in pairs.sorted(by: {
+            $0.0 == $1.0 ? SortedKeys.precedes($0.1, $1.1) : SortedKeys.precedes($0.0, $1.0)
+        })
+        where expected.last.map({ $0 != pair }) ?? true {
+            expected.append(pair)
+        }
+        #expect(stored.map(\.0) == expected.map(\.0))
+        #expect(stored.map(\.1) == expected.map(\.1))
+
+        for budget in [0, 1 << 20] {
+            #expect(throws: StoreError.self, "budget \(budget)") {
+                try store.core.environment.write { txn in
+                    let database = try txn.createDatabase(named: "u/Test.load\(budget)", flags: .duplicateSort)
+                    var load = IndexLoad(unique: "load", budget: budget)
+                    // Records 1 and 4 share the key 1.
+                    for (record, number) in [3, 1, 2, 1].enumerated() {
+                        load.add(
+                            try KeyEncoding.key(Int64(number)), primaryKey: try KeyEncoding.key(Int64(record + 1)),
+                            mustBeUnique: true)
+                        if load.isFull { try load.write(to: database, writer: writer, in: txn) }
+                    }
+                    try load.write(to: database, writer: writer, in: txn)
+                }
+            }
+        }
+    }
+}
