@@ -472,22 +472,28 @@ final class StoreCore: Sendable {
                 throw StoreError(error, model: model, id: KeyEncoding.describe(entry.key))
             }
             let primaryKey = Array(entry.key)
-            for (position, (index, database)) in indexes.enumerated() {
+            // Counted by hand: `enumerated()` over these arrays, generic over the model, is not specialized and
+            // looks up type metadata at every step.
+            var position = 0
+            for (index, database) in indexes {
                 for made in try writer.entries(index, of: value) {
                     indexLoads[position].add(made.key, primaryKey: primaryKey, mustBeUnique: made.mustBeUnique)
                 }
                 if indexLoads[position].isFull { try indexLoads[position].write(to: database, writer: writer, in: txn) }
+                position += 1
             }
-            for (position, (link, database)) in links.enumerated() {
+            position = 0
+            for (link, database) in links {
                 for target in try link.targetKeys(value) { linkLoads[position].add(target, primaryKey: primaryKey) }
                 if linkLoads[position].isFull { try linkLoads[position].write(to: database, writer: writer, in: txn) }
+                position += 1
             }
             return true
         }
-        for (position, (_, database)) in indexes.enumerated() {
+        for (position, database) in indexes.map(\.1).enumerated() {
             try indexLoads[position].write(to: database, writer: writer, in: txn)
         }
-        for (position, (_, database)) in links.enumerated() {
+        for (position, database) in links.map(\.1).enumerated() {
             try linkLoads[position].write(to: database, writer: writer, in: txn)
         }
     }
