@@ -96,6 +96,16 @@ struct KeyEncodingTests {
         expectSameOrder(Composite(last: "Doe", first: "", age: 9), Composite(last: "Doe", first: "A", age: 0))
     }
 
+    @Test func textKeysAreEscapedAndNormalised() throws {
+        // ASCII is copied whole unless it holds a zero byte, which is escaped; other text is NFC first.
+        #expect(try key("ab") == [0x40, 0x61, 0x62, 0x00])
+        #expect(try key("a\u{0}b") == [0x40, 0x61, 0x00, 0xFF, 0x62, 0x00])
+        #expect(try key("\u{0}") == [0x40, 0x00, 0xFF, 0x00])
+        #expect(try key("") == [0x40, 0x00])
+        #expect(try key("e\u{301}") == key("\u{E9}"))
+        #expect(try key("\u{E9}\u{0}") == [0x40, 0xC3, 0xA9, 0x00, 0xFF, 0x00])
+    }
+
     @Test func describeReadsKeysBack() throws {
         #expect(KeyEncoding.describe(try key(Int64(-42))) == "-42")
         #expect(KeyEncoding.describe(try key("Taro")) == "\"Taro\"")

@@ -122,16 +122,37 @@ enum KeyEncoding {
     static func appendString(_ value: String, to key: inout [UInt8]) {
         key.append(Tag.string.rawValue)
         var value = value
-        if !value.utf8.allSatisfy({ $0 < 0x80 }) {
-            // ASCII is NFC already; anything else is normalised so canonically equal strings are one key.
-            value = value.precomposedStringWithCanonicalMapping
+        // ASCII is NFC already, and is copied whole; anything else is normalised so canonically equal strings are
+        // one key.
+        let isASCII = value.withUTF8 { utf8 in
+            guard ByteReader.isASCII(UnsafeRawBufferPointer(utf8)) else { return false }
+            appendEscaped(contiguous: utf8, to: &key)
+            return true
         }
-        appendEscaped(value.utf8, to: &key)
+        guard !isASCII else { return }
+        value = value.precomposedStringWithCanonicalMapping
+        value.withUTF8 { appendEscaped(contiguous: $0, to: &key) }
     }
 
     static func appendEscaped(_ bytes: some Sequence<UInt8>, tag: Tag, to key: inout [UInt8]) {
         key.append(tag.rawValue)
         appendEscaped(bytes, to: &key)
+    }
+
+    /// `appendEscaped(_:tag:to:)` for bytes in memory.
+    static func appendEscaped(_ bytes: UnsafeRawBufferPointer, tag: Tag, to key: inout [UInt8]) {
+        key.append(tag.rawValue)
+        appendEscaped(contiguous: bytes.assumingMemoryBound(to: UInt8.self), to: &key)
+    }
+
+    /// The escaped bytes and the terminator, copied in one move when there is no zero byte to escape (nearly
+    /// always), byte by byte otherwise.
+    private static func appendEscaped(contiguous bytes: UnsafeBufferPointer<UInt8>, to key: inout [UInt8]) {
+        guard let base = bytes.baseAddress, memchr(base, 0, bytes.count) == nil else {
+            return appendEscaped(bytes, to: &key)
+        }
+        key.append(contentsOf: bytes)
+        key.append(0)
     }
 
     private static func appendEscaped(_ bytes: some Sequence<UInt8>, to key: inout [UInt8]) {
