@@ -46,6 +46,7 @@ public struct DynamicRecord {
     public func value<T: Decodable>(_ field: String, as type: T.Type = T.self) throws(StoreError) -> T? {
         guard let position = fields.index(of: field, in: context.dictionary) else { return nil }
         if fields.valueType(at: position) == RecordFormat.ValueType.null.rawValue { return nil }
+        if let scalar = fields.withValue(at: position, { ScalarField.value(T.self, in: $0, at: $1) }) { return scalar }
         do {
             return try fields.withValue(at: position) { bytes, offset in
                 try context.decoder.decode(T.self, from: bytes, at: offset, dictionary: context.dictionary)
@@ -84,7 +85,12 @@ public struct DynamicRecord {
                 throw .invalidKey(model: model, reason: "\(error)")
             }
         }
-        let encoded = try context.encodeField(value)
+        let encoded: [UInt8]
+        if let scalar = ScalarField.encoded(value) {
+            encoded = scalar
+        } else {
+            encoded = try context.encodeField(value)
+        }
         isEdited = true
         if let position = fields.index(of: field, in: context.dictionary) {
             fields.fields[position].value = .new(encoded)
