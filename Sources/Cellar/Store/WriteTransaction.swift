@@ -215,44 +215,6 @@ public final class WriteTransaction: ReadScope {
         record(.updated, key: key, state: state)
     }
 
-    /// Drops links from the record at `key` by editing its bytes (`LinkBytes`), and their backlink entries: a
-    /// rewrite of the rules' `.removeLink` that neither decodes nor encodes the record. `fields` are the model's
-    /// `LinkBytes.fields(of:)`. Returns `false`, having changed nothing, when the record must be decoded to do it;
-    /// a record that is not there is left so.
-    func removeLinksInBytes(
-        key: [UInt8], _ targetsByLink: [Int: [[UInt8]]], fields: [LinkBytes.Field?], state: ModelWriteState
-    ) throws(StoreError) -> Bool {
-        let txn = try writable
-        let stored: UnsafeRawBufferPointer?
-        do { stored = try txn.get(state.info.records, key: key) } catch { throw lmdbError(error, "read") }
-        guard let stored else { return true }
-        let dictionary = state.encoder.dictionary
-        let codes: [UInt64?]
-        if let known = state.linkFieldCodes {
-            codes = known
-        } else {
-            // A name the dictionary does not have yet has no code: those links are edited decoded, in this
-            // transaction, even if a record adds the name later in it.
-            codes = fields.map { field in field.flatMap { dictionary.tags[$0.name] }.map { UInt64($0) << 1 } }
-            state.linkFieldCodes = codes
-        }
-        let keyLimit = RecordEntries.keyLimit(of: dictionary)
-        var bytes = Array(stored)
-        var changes: [LinkChange] = []
-        for (position, targets) in targetsByLink {
-            guard let field = fields[position], let code = codes[position],
-                let edited = LinkBytes.removing(
-                    targets, fromFieldCoded: code, isList: field.isList, in: bytes, keyLimit: keyLimit)
-            else { return false }
-            bytes = edited
-            changes.append(LinkChange(link: state.info.links[position], added: [], removed: targets))
-        }
-        do { try txn.put(state.info.records, key: key, value: bytes) } catch { throw lmdbError(error, "write") }
-        try applyLinks(changes, primaryKey: key, state: state)
-        record(.updated, key: key, state: state)
-        return true
-    }
-
     /// Removes every index and backlink entry that names `primaryKey`, reading each database whole: the way to
     /// clean up after a record whose values cannot be decoded to find its entries.
     private func removeDerivedEntries(pointingTo primaryKey: [UInt8], state: ModelWriteState) throws(StoreError) {

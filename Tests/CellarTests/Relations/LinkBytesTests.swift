@@ -152,7 +152,7 @@ enum Edited {
 
 /// Deleting a record drops the links to it from every record that held one: edited in the holder's bytes where
 /// that gives what decoding, dropping and encoding gives, and decoded otherwise.
-@Suite("Relationships: links dropped in a record's bytes")
+@Suite("Relationships: links dropped in a record's bytes", .timeLimit(.minutes(1)))
 struct LinkBytesTests {
     /// A holder's links, as indexes into the targets (ids 1...6, tags and badges by position), repeats allowed.
     struct Links: CustomStringConvertible {
@@ -301,6 +301,31 @@ struct LinkBytesTests {
             try store.object(Edited.RecordWatched.self, id: 1)
                 == Edited.RecordWatched(id: 1, dogs: [Link(id: 3)], best: nil))
         #expect(try store.verifyIntegrity().problems == [])
+    }
+
+    /// An observer of a holder hears of the edit as of any update: the holder without the link, and the link's
+    /// property named as the one that changed; observers of a query over the holders see it too.
+    @Test func observersOfTheHolderSeeTheEdit() async throws {
+        let folder = TemporaryFolder()
+        let store = try folder.store(Edited.models)
+        try await store.write { tx in
+            for id in 1...3 { try tx.insert(Edited.Dog(id: Int64(id))) }
+            try tx.insert(Edited.Watched(id: 1, dogs: [Link(id: 1), Link(id: 2)], best: Link(id: 3)))
+        }
+        var object = store.changes(of: Edited.Watched.self, id: 1).makeAsyncIterator()
+        var list = store.changes(of: store.objects(Edited.Watched.self)).makeAsyncIterator()
+        _ = try await object.next()
+        _ = try await list.next()
+        try await store.write { tx in try tx.delete(Edited.Dog.self, id: 2) }
+        guard case .changed(let changed, let properties) = try await object.next() else {
+            Issue.record("no change")
+            return
+        }
+        #expect(changed == Edited.Watched(id: 1, dogs: [Link(id: 1)], best: Link(id: 3)))
+        #expect(properties == ["dogs"])
+        let change = try #require(try await list.next())
+        #expect(change.modifiedIDs == [1])
+        #expect(Array(change.results) == [changed])
     }
 
     /// Where the bytes alone cannot do it, the holder is decoded, and the result is the same: an index on a computed
