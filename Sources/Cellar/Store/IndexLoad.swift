@@ -8,9 +8,11 @@ import LMDB
 /// is still empty, each is appended at the tree's end (`MDB_APPEND`, and `MDB_APPENDDUP` for another record with the
 /// same key), and every page is filled once. The entries are kept in one buffer, not an array each; a build whose
 /// entries pass `budget` bytes writes what it has (sorted, then searched for, since the database is no longer empty)
-/// and gathers on, so a large store needs no more memory than that.
+/// and gathers on: a large store needs about that much for each database being built, and up to twice that while an
+/// array grows.
 struct IndexLoad {
-    /// The bytes kept before they are written: a few entries of a large store, a whole small one.
+    /// The bytes kept before they are written (the entries and their places): a part of a large store, a whole small
+    /// one.
     static let budget = 64 << 20
 
     /// The unique index's name, when two records may not share a key.
@@ -37,8 +39,8 @@ struct IndexLoad {
         self.budget = budget
     }
 
-    /// Whether the gathered entries should be written now.
-    var isFull: Bool { bytes.count >= budget }
+    /// Whether the gathered entries should be written now: their bytes and their places in the buffer, counted.
+    var isFull: Bool { bytes.count + entries.count * MemoryLayout<Entry>.stride >= budget }
 
     mutating func add(_ key: [UInt8], primaryKey: [UInt8], mustBeUnique: Bool = false) {
         entries.append(

@@ -462,6 +462,10 @@ final class StoreCore: Sendable {
     ) throws {
         let decoder = RecordDecoder()
         let writer = IndexWriter(model: model, core: self)
+        // An index declared twice (`.index(\.age)` twice, or two indexes given one name) has one database: it is
+        // filled once, as the writes keep it.
+        var filled: Set<Database> = []
+        let indexes = indexes.filter { filled.insert($0.1).inserted }
         var indexLoads = indexes.map { IndexLoad(unique: $0.0.isUnique ? $0.0.name : nil) }
         var linkLoads = links.map { _ in IndexLoad(unique: nil) }
         try txn.walk(records) { entry in

@@ -28,6 +28,35 @@ struct IndexBuildTests {
         }
     }
 
+    /// The same index declared twice: one database, `i/Member.team`.
+    enum Twice {
+        struct Member: Model, Equatable {
+            var id: Int64
+            var email: String?
+            var team: Int
+            static let schema = Schema<Member>(name: "Member", indexes: [.index(\.team), .index(\.team)])
+        }
+    }
+
+    @Test func anIndexDeclaredTwiceIsBuiltOnce() throws {
+        let folder = TemporaryFolder()
+        do {
+            let store = try folder.store([Before.Member.self])
+            try store.write { tx in
+                for id in 1...20 { try tx.insert(Before.Member(id: Int64(id), email: nil, team: id % 3)) }
+            }
+        }
+        let store = try folder.store([Twice.Member.self])
+        #expect(try store.objects(Twice.Member.self).where(\.team == 1).count() == 7)
+        try store.write { tx in
+            try tx.delete(Twice.Member.self, id: 1)
+            try tx.insert(Twice.Member(id: 21, email: nil, team: 1))
+        }
+        #expect(
+            try store.objects(Twice.Member.self).where(\.team == 1).results().map(\.id) == [4, 7, 10, 13, 16, 19, 21])
+        #expect(try store.verifyIntegrity().problems == [])
+    }
+
     @Test func aUniqueIndexOverRepeatedValuesIsRefusedAndTheStoreLeftAsItWas() throws {
         let folder = TemporaryFolder()
         let members = [
