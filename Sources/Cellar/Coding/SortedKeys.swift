@@ -49,14 +49,18 @@ struct SortedKeys {
     /// Byte order, as LMDB sorts keys: the first differing byte decides, and a key that is the start of another
     /// comes first.
     static func precedes(_ first: [UInt8], _ second: [UInt8]) -> Bool {
+        first.withUnsafeBytes { a in second.withUnsafeBytes { b in compare(a, b) < 0 } }
+    }
+
+    /// LMDB's order of keys and of DUPSORT values (`mdb_cmp_memn`): negative when `first` comes first, zero when the
+    /// two are equal, positive otherwise.
+    static func compare(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) -> Int {
         let shared = min(first.count, second.count)
-        let order = first.withUnsafeBytes { a in
-            second.withUnsafeBytes { b in
-                guard shared > 0, let a = a.baseAddress, let b = b.baseAddress else { return Int32(0) }
-                return memcmp(a, b, shared)
-            }
+        if shared > 0, let a = first.baseAddress, let b = second.baseAddress {
+            let order = memcmp(a, b, shared)
+            if order != 0 { return Int(order) }
         }
-        return order != 0 ? order < 0 : first.count < second.count
+        return first.count - second.count
     }
 
     /// A key of up to `capacity` bytes in three big-endian words, zero-padded, and its length. Zero is the smallest

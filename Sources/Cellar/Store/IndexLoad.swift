@@ -1,4 +1,3 @@
-import Foundation
 import LMDB
 
 /// The entries of one index or backlink database that a build gathers while it walks a model's records (a new
@@ -66,14 +65,14 @@ struct IndexLoad {
                     return UnsafeRawBufferPointer(rebasing: raw[start..<start + entry.valueCount])
                 }
                 entries.sort { first, second in
-                    let keys = Self.compare(key(first), key(second))
-                    return keys != 0 ? keys < 0 : Self.compare(value(first), value(second)) < 0
+                    let keys = SortedKeys.compare(key(first), key(second))
+                    return keys != 0 ? keys < 0 : SortedKeys.compare(value(first), value(second)) < 0
                 }
                 var previous: Entry?
                 for entry in entries {
                     var flags: PutFlags = []
-                    if let previous, Self.compare(key(previous), key(entry)) == 0 {
-                        if Self.compare(value(previous), value(entry)) == 0 { continue }
+                    if let previous, SortedKeys.compare(key(previous), key(entry)) == 0 {
+                        if SortedKeys.compare(value(previous), value(entry)) == 0 { continue }
                         if let unique, entry.mustBeUnique {
                             throw .uniqueConstraintViolated(
                                 model: writer.model, index: unique, value: KeyEncoding.describe(Array(key(entry))))
@@ -96,16 +95,5 @@ struct IndexLoad {
         }
         try written.get()
         if !entries.isEmpty { isEmpty = false }
-    }
-
-    /// Byte order, as LMDB compares keys and DUPSORT values: the first differing byte decides, and a run of bytes that
-    /// is the start of another comes first.
-    private static func compare(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) -> Int {
-        let shared = min(first.count, second.count)
-        if shared > 0, let a = first.baseAddress, let b = second.baseAddress {
-            let order = memcmp(a, b, shared)
-            if order != 0 { return Int(order) }
-        }
-        return first.count - second.count
     }
 }
