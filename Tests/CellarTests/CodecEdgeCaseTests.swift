@@ -138,6 +138,44 @@ private struct Stealing: Codable {
     }
 }
 
+/// Opens its root twice: with other coding keys, then with the same ones again.
+private struct TwoRootViews: Codable, Equatable {
+    enum Other: String, CodingKey { case b }
+    var a: Int
+    var b: String
+    init(a: Int, b: String) {
+        self.a = a
+        self.b = b
+    }
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(a, forKey: .a)
+        try container.encode(b, forKey: .b)
+    }
+    init(from decoder: any Decoder) throws {
+        let first = try decoder.container(keyedBy: Keys.self)
+        let other = try decoder.container(keyedBy: Other.self)
+        let again = try decoder.container(keyedBy: Keys.self)
+        b = try other.decode(String.self, forKey: .b)
+        a = try again.decode(Int.self, forKey: .a)
+        guard try first.decode(Int.self, forKey: .a) == a, try first.decode(String.self, forKey: .b) == b else {
+            throw DecodingError.dataCorruptedError(forKey: .a, in: first, debugDescription: "the views disagree")
+        }
+    }
+}
+
+/// Reads its root through a single-value container as another keyed type, which opens a keyed container at the
+/// same place.
+private struct Wrapped: Codable, Equatable {
+    var inner: TwoRootViews
+    init(inner: TwoRootViews) { self.inner = inner }
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(inner)
+    }
+    init(from decoder: any Decoder) throws { inner = try decoder.singleValueContainer().decode(TwoRootViews.self) }
+}
+
 @Suite("Codec edge cases: what is written reads back equal, or is refused")
 struct CodecEdgeCaseTests {
     @Test func stringKeysThatLookLikeNumbersStayText() throws {
@@ -237,6 +275,67 @@ struct CodecEdgeCaseTests {
             try decoder.decode(Stealing.self, from: raw, dictionary: dictionary)
         }
         #expect(throws: DecodingError.self) { try stolen.decode(Int.self, forKey: .a) }
+        #expect(stolen.allKeys.isEmpty)
+    }
+
+    /// A decoder keeps the container of a record's root for the next record with the same coding keys; each record
+    /// still reads whole, whatever shapes come one after the other, and nested values of the root's type get
+    /// containers of their own.
+    @Test func oneDecoderReadsRecordsOfEveryShapeInAnyOrder() throws {
+        var dictionary = KeyDictionary.empty
+        func bytes<T: Encodable>(_ value: T) throws -> [UInt8] {
+            let (bytes, grown) = try encoded(value, dictionary: dictionary)
+            dictionary = grown
+            return bytes
+        }
+        let trees = (1...6).map { Tree.chain($0) } + [Tree(children: [Tree.chain(3), Tree(children: []), .chain(2)])]
+        let views = (0..<5).map { TwoRootViews(a: $0 * 7 - 11, b: "view \($0)") }
+        let wrapped = views.map { Wrapped(inner: $0) }
+        let people = (0..<5).map { Person(id: Int64($0), lastName: "Last \($0)", firstName: "First", email: "\($0)@") }
+        typealias Read = (RecordDecoder, UnsafeRawBufferPointer) throws -> Bool
+        typealias Reading = (bytes: [UInt8], read: Read)
+        var records: [Reading] = []
+        for tree in trees {
+            records.append((try bytes(tree), { try $0.decode(Tree.self, from: $1, dictionary: dictionary) == tree }))
+        }
+        for view in views {
+            let read: Read = { try $0.decode(TwoRootViews.self, from: $1, dictionary: dictionary) == view }
+            records.append((try bytes(view), read))
+        }
+        for value in wrapped {
+            let read: Read = { try $0.decode(Wrapped.self, from: $1, dictionary: dictionary) == value }
+            records.append((try bytes(value), read))
+        }
+        for person in people {
+            let read: Read = { try $0.decode(Person.self, from: $1, dictionary: dictionary) == person }
+            records.append((try bytes(person), read))
+        }
+        let decoder = RecordDecoder()
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<400 {
+            // In order first, so that each shape follows itself and the others; then at random.
+            let record = round < records.count ? records[round] : records.randomElement(using: &generator)!
+            let equal = try record.bytes.withUnsafeBytes { try record.read(decoder, $0) }
+            #expect(equal, "record \(round)")
+        }
+    }
+
+    /// The container a decoder keeps for the next record does not keep the decoder alive (no cycle), and once the
+    /// decoder is gone a container a value kept is refused, not read.
+    @Test func aKeptRootContainerNeitherKeepsItsDecoderNorOutlivesIt() throws {
+        let (bytes, dictionary) = try encoded(Stealing(a: 1))
+        weak var gone: RecordDecoder?
+        try {
+            let decoder = RecordDecoder()
+            gone = decoder
+            for _ in 0..<3 {
+                _ = try bytes.withUnsafeBytes { try decoder.decode(Stealing.self, from: $0, dictionary: dictionary) }
+            }
+        }()
+        #expect(gone == nil)
+        let stolen = try #require(ContainerThief.shared.stolen)
+        #expect(throws: DecodingError.self) { try stolen.decode(Int.self, forKey: .a) }
+        #expect(!stolen.contains(.a))
         #expect(stolen.allKeys.isEmpty)
     }
 

@@ -27,6 +27,11 @@ final class RecordDecoder {
         var lastCast: (type: ObjectIdentifier, isLinkList: Bool)?
         /// The one used last, found without reference counting; always one `fieldTables` holds.
         var lastTable: (keys: ObjectIdentifier, dictionary: UnsafeMutableRawPointer, table: Unmanaged<FieldTable>)?
+        /// Where the value `decode` was asked for starts: a keyed container opened there is the record's root.
+        var rootOffset = 0
+        /// The root's keyed container, kept for the next record opened with the same coding keys: making one
+        /// costs two generic type instantiations and two allocations, a third of a scanned record's decoding.
+        var root: (keys: ObjectIdentifier, container: any ReusableContainer)?
     }
 
     private let state: UnsafeMutablePointer<State>
@@ -43,12 +48,14 @@ final class RecordDecoder {
     /// pointed into are gone.
     @inline(__always)
     fileprivate func checkAlive(_ generation: Int) throws {
-        guard state.pointee.busy, state.pointee.generation == generation else {
-            throw DecodingError.dataCorrupted(
-                .init(
-                    codingPath: [],
-                    debugDescription: "a decoding container was used after the decoding it belongs to had returned"))
-        }
+        guard state.pointee.busy, state.pointee.generation == generation else { throw Self.containerOutlived }
+    }
+
+    fileprivate static var containerOutlived: DecodingError {
+        .dataCorrupted(
+            .init(
+                codingPath: [],
+                debugDescription: "a decoding container was used after the decoding it belongs to had returned"))
     }
 
     /// The offset of a value that is not in the record (`superDecoder(forKey:)` of an absent key): it reads as `nil`,
@@ -147,11 +154,13 @@ final class RecordDecoder {
         state.pointee.dictionary = dictionary
         state.pointee.dictionaryReference = .passUnretained(dictionary)
         state.pointee.position = 0
+        state.pointee.rootOffset = offset
         state.pointee.path.removeAll(keepingCapacity: true)
         defer {
             // Never keep a pointer into a page past the call.
             state.pointee.bytes = UnsafeRawBufferPointer(start: nil, count: 0)
             state.pointee.busy = false
+            state.pointee.root?.container.endRecord()
         }
         return try decodeValue(type, at: offset, key: noKey)
     }
@@ -481,8 +490,20 @@ extension RecordDecoder: Decoder {
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         let (start, end, _) = try container(at: position, type: .keyed, key: noKey)
-        return KeyedDecodingContainer(
-            KeyedContainer<Key>(decoder: self, start: start, end: end, path: path))
+        guard position == state.pointee.rootOffset, path.isEmpty else {
+            return KeyedDecodingContainer(KeyedContainer<Key>(decoder: self, start: start, end: end, path: path))
+        }
+        // The record's root: the container the last record's root had, when its keys are the same type. (The
+        // identifier is of a type `root` keeps the container of, so it names `RootContainer<Key>`.)
+        if let root = state.pointee.root, root.keys == ObjectIdentifier(type) {
+            let reused = unsafeDowncast(root.container, to: RootContainer<Key>.self)
+            reused.container.reopen(start: start, end: end)
+            return reused.keyed
+        }
+        let container = KeyedContainer<Key>(decoder: self, start: start, end: end, path: [])
+        let root = RootContainer(container)
+        state.pointee.root = (ObjectIdentifier(type), root)
+        return root.keyed
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -495,23 +516,77 @@ extension RecordDecoder: Decoder {
     }
 }
 
+/// A record's root container that its decoder keeps for the next record.
+private protocol ReusableContainer: AnyObject {
+    /// The record is decoded: the container lets go of its decoder, which holds it.
+    func endRecord()
+}
+
+/// A root container with the standard library's wrapper around it, both made once for a decoder and coding keys.
+private final class RootContainer<Key: CodingKey>: ReusableContainer {
+    let container: KeyedContainer<Key>
+    let keyed: KeyedDecodingContainer<Key>
+
+    init(_ container: KeyedContainer<Key>) {
+        self.container = container
+        keyed = KeyedDecodingContainer(container)
+    }
+
+    func endRecord() { container.release() }
+}
+
 /// A class, not a struct: the standard library's box calls it through unspecialized generic code, which copies a
 /// struct (and retains each of its references) on every call; a class costs one retain.
 private final class KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    let decoder: RecordDecoder
-    let generation: Int
-    let start: Int
-    let end: Int
+    /// The decoder, read without reference counting: `holder` keeps it alive. A root container waiting in its
+    /// decoder for the next record must not (that would be a cycle), so `release()` lets go between records, and
+    /// every use first checks `attached`.
+    private let decoderReference: Unmanaged<RecordDecoder>
+    private var decoder: RecordDecoder { decoderReference.takeUnretainedValue() }
+
+    /// Runs `body` with the decoder and no reference counting, for the paths each field takes.
+    @inline(__always)
+    private func withDecoder<R>(_ body: (RecordDecoder) throws -> R) rethrows -> R {
+        try decoderReference._withUnsafeGuaranteedRef(body)
+    }
+    private var holder: RecordDecoder?
+    private var attached = true
+    private var generation: Int
+    private var start: Int
+    private var end: Int
     let codingPath: [any CodingKey]
     /// Where the entry expected next starts: synthesized `init(from:)` asks for keys in the order they were
     /// written, so trying that entry first finds almost every key without a search.
     private var next: Int
 
+    /// Throws unless the container belongs to the record its decoder is decoding now.
+    @inline(__always)
+    private func checkAlive() throws {
+        guard attached else { throw RecordDecoder.containerOutlived }
+        try withDecoder { try $0.checkAlive(generation) }
+    }
+
+    /// Makes a kept root container the one of the record now decoded.
+    func reopen(start: Int, end: Int) {
+        holder = decoder
+        attached = true
+        generation = decoder.generation
+        self.start = start
+        self.end = end
+        next = start
+    }
+
+    /// Lets go of the decoder: the container, kept by it, is not used until `reopen`.
+    func release() {
+        attached = false
+        holder = nil
+    }
+
     /// The offset of `key`'s value, or `nil` when the record has no such key.
     private func find(_ key: Key) throws -> Int? {
         let name = key.stringValue
-        try decoder.checkAlive(generation)
-        if let found = decoder.tagged(name, at: next, end: end) {
+        try checkAlive()
+        if let found = withDecoder({ $0.tagged(name, at: next, end: end) }) {
             next = found.next
             return found.value
         }
@@ -519,7 +594,11 @@ private final class KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
     }
 
     private func find<K: CodingKey>(name: String, intValue: Int?, key: K) throws -> Int? {
-        try decoder.checkAlive(generation)
+        try checkAlive()
+        return try withDecoder { decoder in try find(name: name, intValue: intValue, key: key, in: decoder) }
+    }
+
+    private func find<K: CodingKey>(name: String, intValue: Int?, key: K, in decoder: RecordDecoder) throws -> Int? {
         do {
             let expected = next
             if expected < end {
@@ -561,7 +640,7 @@ private final class KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
     }
 
     var allKeys: [Key] {
-        guard (try? decoder.checkAlive(generation)) != nil else { return [] }
+        guard (try? checkAlive()) != nil else { return [] }
         var keys: [Key] = []
         var offset = start
         while offset < end,
@@ -587,14 +666,22 @@ private final class KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
         return try decoder.isNull(at: offset, key: key)
     }
 
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try decoder.bool(at: require(key), key: key) }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+        let offset = try require(key)
+        return try withDecoder { try $0.bool(at: offset, key: key) }
+    }
     func decode(_ type: String.Type, forKey key: Key) throws -> String {
-        try decoder.string(at: require(key), key: key)
+        let offset = try require(key)
+        return try withDecoder { try $0.string(at: offset, key: key) }
     }
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
-        try decoder.double(at: require(key), key: key)
+        let offset = try require(key)
+        return try withDecoder { try $0.double(at: offset, key: key) }
     }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try decoder.float(at: require(key), key: key) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
+        let offset = try require(key)
+        return try withDecoder { try $0.float(at: offset, key: key) }
+    }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(key) }
     func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(key) }
     func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(key) }
@@ -608,31 +695,35 @@ private final class KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
     func decode(_ type: Int128.Type, forKey key: Key) throws -> Int128 { try integer(key) }
     func decode(_ type: UInt128.Type, forKey key: Key) throws -> UInt128 { try integer(key) }
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        try decoder.decodeValue(type, at: require(key), key: key)
+        let offset = try require(key)
+        return try withDecoder { try $0.decodeValue(type, at: offset, key: key) }
     }
 
     @inline(__always)
     private func integer<T: FixedWidthInteger>(_ key: Key) throws -> T {
-        try decoder.integer(T.self, at: require(key), key: key)
+        let offset = try require(key)
+        return try withDecoder { try $0.integer(T.self, at: offset, key: key) }
     }
 
     /// The offset of a present, non-null value; `nil` for a missing key or a stored `nil`.
     private func present(_ key: Key) throws -> Int? {
-        guard let offset = try find(key), try !decoder.isNull(at: offset, key: key) else { return nil }
+        guard let offset = try find(key), try !withDecoder({ try $0.isNull(at: offset, key: key) }) else {
+            return nil
+        }
         return offset
     }
 
     func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
-        try present(key).map { try decoder.bool(at: $0, key: key) }
+        try present(key).map { offset in try withDecoder { try $0.bool(at: offset, key: key) } }
     }
     func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
-        try present(key).map { try decoder.string(at: $0, key: key) }
+        try present(key).map { offset in try withDecoder { try $0.string(at: offset, key: key) } }
     }
     func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
-        try present(key).map { try decoder.double(at: $0, key: key) }
+        try present(key).map { offset in try withDecoder { try $0.double(at: offset, key: key) } }
     }
     func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? {
-        try present(key).map { try decoder.float(at: $0, key: key) }
+        try present(key).map { offset in try withDecoder { try $0.float(at: offset, key: key) } }
     }
     func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try optionalInteger(key) }
     func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try optionalInteger(key) }
@@ -647,12 +738,12 @@ private final class KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
     func decodeIfPresent(_ type: Int128.Type, forKey key: Key) throws -> Int128? { try optionalInteger(key) }
     func decodeIfPresent(_ type: UInt128.Type, forKey key: Key) throws -> UInt128? { try optionalInteger(key) }
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        try present(key).map { try decoder.decodeValue(type, at: $0, key: key) }
+        try present(key).map { offset in try withDecoder { try $0.decodeValue(type, at: offset, key: key) } }
     }
 
     @inline(__always)
     private func optionalInteger<T: FixedWidthInteger>(_ key: Key) throws -> T? {
-        try present(key).map { try decoder.integer(T.self, at: $0, key: key) }
+        try present(key).map { offset in try withDecoder { try $0.integer(T.self, at: offset, key: key) } }
     }
 
     func nestedContainer<NestedKey: CodingKey>(
@@ -680,7 +771,8 @@ private final class KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
     }
 
     init(decoder: RecordDecoder, start: Int, end: Int, path: [any CodingKey]) {
-        self.decoder = decoder
+        self.decoderReference = .passUnretained(decoder)
+        self.holder = decoder
         self.generation = decoder.generation
         self.start = start
         self.end = end
