@@ -82,9 +82,9 @@ public struct Index<M: Model>: Sendable {
     ) -> Index {
         Index(
             paths: [path], unique: false, name: name ?? propertyName(path) + "[]", isMultiEntry: true
-        ) { value, key in
+        ) { [reader = PropertyReader(path)] value, key in
             var keys: [[UInt8]] = []
-            for element in list(value[keyPath: path]) { keys.append(try KeyEncoding.key(element)) }
+            for element in list(reader.read(value)) { keys.append(try KeyEncoding.key(element)) }
             IndexKeys.append(keys, to: &key)
             return false
         }
@@ -111,17 +111,19 @@ public struct Index<M: Model>: Sendable {
     /// An index on one property. `name` names its database; it defaults to the property's name and must be
     /// given for a computed property, whose key path has no stable name.
     public static func index<V: Encodable & Sendable>(_ path: KeyPath<M, V> & Sendable, name: String? = nil) -> Index {
-        Index(paths: [path], unique: false, name: name) { value, key in try append(value[keyPath: path], to: &key) }
+        let reader = PropertyReader(path)
+        return Index(paths: [path], unique: false, name: name) { value, key in try append(reader.read(value), to: &key)
+        }
     }
 
     /// An index on two properties, ordered by the first, then the second.
     public static func index<A: Encodable & Sendable, B: Encodable & Sendable>(
         _ first: KeyPath<M, A> & Sendable, _ second: KeyPath<M, B> & Sendable, name: String? = nil
     ) -> Index {
-        Index(paths: [first, second], unique: false, name: name) {
-            value, key in
-            let firstIsNil = try append(value[keyPath: first], to: &key)
-            let secondIsNil = try append(value[keyPath: second], to: &key)
+        let (firstReader, secondReader) = (PropertyReader(first), PropertyReader(second))
+        return Index(paths: [first, second], unique: false, name: name) { value, key in
+            let firstIsNil = try append(firstReader.read(value), to: &key)
+            let secondIsNil = try append(secondReader.read(value), to: &key)
             return firstIsNil || secondIsNil
         }
     }
@@ -148,25 +150,27 @@ public struct Index<M: Model>: Sendable {
         _ path: KeyPath<M, String> & Sendable, options: String.CompareOptions, unique: Bool, name: String?
     ) -> Index {
         let folding = textFolding(options)
+        let reader = PropertyReader(path)
         return Index(paths: [path], unique: unique, name: name, folding: folding) { value, key in
-            try append(value[keyPath: path].folding(options: folding, locale: nil), to: &key)
+            try append(reader.read(value).folding(options: folding, locale: nil), to: &key)
         }
     }
 
     /// A unique index on one property: a second record with the same value is refused with
     /// `StoreError.uniqueConstraintViolated`.
     public static func unique<V: Encodable & Sendable>(_ path: KeyPath<M, V> & Sendable, name: String? = nil) -> Index {
-        Index(paths: [path], unique: true, name: name) { value, key in try append(value[keyPath: path], to: &key) }
+        let reader = PropertyReader(path)
+        return Index(paths: [path], unique: true, name: name) { value, key in try append(reader.read(value), to: &key) }
     }
 
     /// A unique index on two properties together.
     public static func unique<A: Encodable & Sendable, B: Encodable & Sendable>(
         _ first: KeyPath<M, A> & Sendable, _ second: KeyPath<M, B> & Sendable, name: String? = nil
     ) -> Index {
-        Index(paths: [first, second], unique: true, name: name) {
-            value, key in
-            let firstIsNil = try append(value[keyPath: first], to: &key)
-            let secondIsNil = try append(value[keyPath: second], to: &key)
+        let (firstReader, secondReader) = (PropertyReader(first), PropertyReader(second))
+        return Index(paths: [first, second], unique: true, name: name) { value, key in
+            let firstIsNil = try append(firstReader.read(value), to: &key)
+            let secondIsNil = try append(secondReader.read(value), to: &key)
             return firstIsNil || secondIsNil
         }
     }

@@ -77,8 +77,8 @@ public struct Relationship<M: Model>: Sendable {
             name: name ?? Index<M>.propertyName(path), deleteRule: deleteRule, targetDeleteRule: targetDeleteRule,
             isExclusive: exclusive, ownsTargets: ownsTargets, allowsDangling: allowsDangling,
             keyPath: path, targetType: T.self,
-            targetKeys: { value in
-                let links = value[keyPath: path]
+            targetKeys: { [reader = PropertyReader(path)] value in
+                let links = reader.read(value)
                 var keys: [[UInt8]] = []
                 keys.reserveCapacity(links.count)
                 for link in links { keys.append(try KeyEncoding.key(link.id)) }
@@ -106,7 +106,9 @@ public struct Relationship<M: Model>: Sendable {
             name: name ?? Index<M>.propertyName(path), deleteRule: deleteRule, targetDeleteRule: targetDeleteRule,
             isExclusive: exclusive, ownsTargets: ownsTargets, allowsDangling: allowsDangling,
             keyPath: path, targetType: T.self,
-            targetKeys: { value in try value[keyPath: path].map { [try KeyEncoding.key($0.id)] } ?? [] },
+            targetKeys: { [reader = PropertyReader(path)] value in
+                try reader.read(value).map { [try KeyEncoding.key($0.id)] } ?? []
+            },
             removeTargets: { value, keys in
                 if let link = value[keyPath: path], keys.contains(try KeyEncoding.key(link.id)) {
                     value[keyPath: path] = nil

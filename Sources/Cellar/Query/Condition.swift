@@ -49,7 +49,8 @@ public struct Condition<M: Model>: Sendable {
     private static func test<V>(of path: KeyPath<M, V> & Sendable, _ valueTest: @escaping @Sendable (V) -> Bool)
         -> @Sendable (M) -> Bool
     {
-        { valueTest($0[keyPath: path]) }
+        let reader = PropertyReader(path)
+        return { valueTest(reader.read($0)) }
     }
 
     /// Whether `value` satisfies the predicate.

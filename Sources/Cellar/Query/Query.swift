@@ -192,7 +192,8 @@ struct SortKey<M: Model>: Sendable {
     init<V: Encodable & Sendable>(path: KeyPath<M, V> & Sendable, ascending: Bool) {
         self.path = path
         self.ascending = ascending
-        self.key = { (value) throws(StoreError) in try conditionKey(value[keyPath: path]) }
+        let reader = PropertyReader(path)
+        self.key = { (value) throws(StoreError) in try conditionKey(reader.read(value)) }
     }
 
     var name: String { Index<M>.propertyName(path) }
