@@ -41,7 +41,9 @@ struct IndexLoad {
     /// Whether the gathered entries should be written now: their bytes and their places in the buffer, counted.
     var isFull: Bool { bytes.count + entries.count * MemoryLayout<Entry>.stride >= budget }
 
-    mutating func add(_ key: [UInt8], primaryKey: [UInt8], mustBeUnique: Bool = false) {
+    mutating func add(
+        _ key: some Collection<UInt8>, primaryKey: some Collection<UInt8>, mustBeUnique: Bool = false
+    ) {
         entries.append(
             Entry(start: bytes.count, keyCount: key.count, valueCount: primaryKey.count, mustBeUnique: mustBeUnique))
         bytes.append(contentsOf: key)

@@ -10,6 +10,24 @@ struct IndexEntryMaker {
     /// Appends the key of the record at a pointer to a buffer; whether a component is `nil`.
     let appendKey: (UnsafeRawPointer, inout [UInt8]) throws -> Bool
 
+    /// The parts of `index`, not the index: calling into `Index<M>` would look up its type metadata each time.
+    init<M: Model>(_ index: Index<M>) {
+        let appendKey = index.appendKey
+        self.init(name: index.name, isUnique: index.isUnique, isMultiEntry: index.isMultiEntry) { record, key in
+            try appendKey(record.assumingMemoryBound(to: M.self).pointee, &key)
+        }
+    }
+
+    init(
+        name: String, isUnique: Bool, isMultiEntry: Bool,
+        appendKey: @escaping (UnsafeRawPointer, inout [UInt8]) throws -> Bool
+    ) {
+        self.name = name
+        self.isUnique = isUnique
+        self.isMultiEntry = isMultiEntry
+        self.appendKey = appendKey
+    }
+
     /// The entry of the record at `record`, in a new key.
     func make(_ record: UnsafeRawPointer) throws -> (key: [UInt8], mustBeUnique: Bool) {
         var key: [UInt8] = []

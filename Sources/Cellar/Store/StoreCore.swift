@@ -468,25 +468,35 @@ final class StoreCore: Sendable {
         let indexes = indexes.filter { filled.insert($0.1).inserted }
         var indexLoads = indexes.map { IndexLoad(unique: $0.0.isUnique ? $0.0.name : nil) }
         var linkLoads = links.map { _ in IndexLoad(unique: nil) }
+        // The entries are made as the writes make them, into one reused key: no array of entries, and no
+        // `Index<M>`, whose type metadata each call would look up, per record.
+        let makers = indexes.map { IndexEntryMaker($0.0) }
+        let indexDatabases = indexes.map(\.1)
+        var key: [UInt8] = []
         try txn.walk(records) { entry in
-            let value: M
+            var value: M
             do {
                 value = try decoder.decodeRecord(M.self, from: entry.value, dictionary: dictionary)
             } catch let error as DecodingError {
                 throw StoreError(error, model: model, id: KeyEncoding.describe(entry.key))
             }
-            let primaryKey = Array(entry.key)
-            // Counted by hand: `enumerated()` over these arrays, generic over the model, is not specialized and
+            let primaryKey = entry.key
+            for position in makers.indices {
+                let mustBeUnique = try withUnsafeMutablePointer(to: &value) { record throws(StoreError) in
+                    try writer.entry(makers[position], of: UnsafeRawPointer(record), into: &key)
+                }
+                if makers[position].isMultiEntry {
+                    for element in IndexKeys.split(key) { indexLoads[position].add(element, primaryKey: primaryKey) }
+                } else {
+                    indexLoads[position].add(key, primaryKey: primaryKey, mustBeUnique: mustBeUnique)
+                }
+                if indexLoads[position].isFull {
+                    try indexLoads[position].write(to: indexDatabases[position], writer: writer, in: txn)
+                }
+            }
+            // Counted by hand: `enumerated()` over this array, generic over the model, is not specialized and
             // looks up type metadata at every step.
             var position = 0
-            for (index, database) in indexes {
-                for made in try writer.entries(index, of: value) {
-                    indexLoads[position].add(made.key, primaryKey: primaryKey, mustBeUnique: made.mustBeUnique)
-                }
-                if indexLoads[position].isFull { try indexLoads[position].write(to: database, writer: writer, in: txn) }
-                position += 1
-            }
-            position = 0
             for (link, database) in links {
                 for target in try link.targetKeys(value) { linkLoads[position].add(target, primaryKey: primaryKey) }
                 if linkLoads[position].isFull { try linkLoads[position].write(to: database, writer: writer, in: txn) }

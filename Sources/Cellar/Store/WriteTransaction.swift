@@ -491,15 +491,7 @@ public final class WriteTransaction: ReadScope {
         if (stored ?? 0) != dictionary.names.count { dictionary = try storedDictionary(for: info) }
         let state = ModelWriteState(
             type: id, info: info, dictionary: dictionary,
-            indexEntries: M.schema.indexes.map { index in
-                // The index's parts, not the index: calling into `Index<M>` would look up its metadata each time.
-                let appendKey = index.appendKey
-                return IndexEntryMaker(
-                    name: index.name, isUnique: index.isUnique, isMultiEntry: index.isMultiEntry
-                ) { record, key in
-                    try appendKey(record.assumingMemoryBound(to: M.self).pointee, &key)
-                }
-            },
+            indexEntries: M.schema.indexes.map(IndexEntryMaker.init),
             numberID: M.schema.sequence.map { sequence in
                 // `Int64` and `Int` ids, the usual ones, read and set as the number they are: the mapping's
                 // closures are generic over the id type, unspecialized, and cost a thousand instructions an insert.
