@@ -176,6 +176,87 @@ private struct Wrapped: Codable, Equatable {
     init(from decoder: any Decoder) throws { inner = try decoder.singleValueContainer().decode(TwoRootViews.self) }
 }
 
+/// Keeps its root container, and what it opens, after `init(from:)` returns; apart from `ContainerThief`, whose
+/// test runs beside this one's.
+private final class RootThief: @unchecked Sendable {
+    static let shared = RootThief()
+    var stolen: KeyedDecodingContainer<Keys>?
+}
+
+private struct KeepingRoot: Codable {
+    var a: Int
+    var b: [Int]
+    init(a: Int) {
+        self.a = a
+        b = [a]
+    }
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Keys.self)
+        a = try container.decode(Int.self, forKey: .a)
+        b = try container.decode([Int].self, forKey: .b)
+        RootThief.shared.stolen = container
+    }
+}
+
+/// Coding keys of a class, opened as the base class and as the subclass.
+private class BaseKey: CodingKey, @unchecked Sendable {
+    let stringValue: String
+    var intValue: Int? { nil }
+    required init?(stringValue: String) { self.stringValue = stringValue }
+    required init?(intValue: Int) { nil }
+}
+private final class SubKey: BaseKey, @unchecked Sendable {}
+
+private struct OpenedAsBase: Codable, Equatable {
+    var a: Int
+    init(a: Int) { self.a = a }
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(a, forKey: .a)
+    }
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: SubKey.self as BaseKey.Type)
+        a = try container.decode(Int.self, forKey: try #require(BaseKey(stringValue: "a")))
+    }
+}
+
+private struct OpenedAsSub: Codable, Equatable {
+    var a: Int
+    init(a: Int) { self.a = a }
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(a, forKey: .a)
+    }
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: SubKey.self)
+        a = try container.decode(Int.self, forKey: try #require(SubKey(stringValue: "a")))
+    }
+}
+
+/// A class and its superclass, each with coding keys of its own: the root is opened with both.
+private class Creature: Codable {
+    var name: String
+    init(name: String) { self.name = name }
+}
+private final class Tabby: Creature, Equatable {
+    enum CodingKeys: String, CodingKey { case lives }
+    var lives: Int
+    init(name: String, lives: Int) {
+        self.lives = lives
+        super.init(name: name)
+    }
+    required init(from decoder: any Decoder) throws {
+        lives = try decoder.container(keyedBy: CodingKeys.self).decode(Int.self, forKey: .lives)
+        try super.init(from: decoder)
+    }
+    override func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(lives, forKey: .lives)
+        try super.encode(to: encoder)
+    }
+    static func == (left: Tabby, right: Tabby) -> Bool { left.name == right.name && left.lives == right.lives }
+}
+
 @Suite("Codec edge cases: what is written reads back equal, or is refused")
 struct CodecEdgeCaseTests {
     @Test func stringKeysThatLookLikeNumbersStayText() throws {
@@ -310,6 +391,28 @@ struct CodecEdgeCaseTests {
             let read: Read = { try $0.decode(Person.self, from: $1, dictionary: dictionary) == person }
             records.append((try bytes(person), read))
         }
+        for number in 0..<4 {
+            let base = OpenedAsBase(a: number)
+            let sub = OpenedAsSub(a: -number)
+            let cat = Tabby(name: "cat \(number)", lives: number + 1)
+            let readBase: Read = { try $0.decode(OpenedAsBase.self, from: $1, dictionary: dictionary) == base }
+            let readSub: Read = { try $0.decode(OpenedAsSub.self, from: $1, dictionary: dictionary) == sub }
+            records.append((try bytes(base), readBase))
+            records.append((try bytes(sub), readSub))
+            records.append((try bytes(cat), { try $0.decode(Tabby.self, from: $1, dictionary: dictionary) == cat }))
+            // Generated record code, whose `Codable`-only fields open a root of their own inside the record.
+            let everything = Everything.sample(number)
+            let (generated, grown) = try generatedBytes(everything, dictionary: dictionary)
+            dictionary = grown
+            records.append(
+                (
+                    generated,
+                    { decoder, raw in
+                        var reader = RecordReader(decoder: decoder, dictionary: dictionary, bytes: raw, offset: 1)
+                        return try Everything(record: &reader) == everything
+                    }
+                ))
+        }
         let decoder = RecordDecoder()
         var generator = SystemRandomNumberGenerator()
         for round in 0..<400 {
@@ -323,18 +426,23 @@ struct CodecEdgeCaseTests {
     /// The container a decoder keeps for the next record does not keep the decoder alive (no cycle), and once the
     /// decoder is gone a container a value kept is refused, not read.
     @Test func aKeptRootContainerNeitherKeepsItsDecoderNorOutlivesIt() throws {
-        let (bytes, dictionary) = try encoded(Stealing(a: 1))
+        let (bytes, dictionary) = try encoded(KeepingRoot(a: 1))
         weak var gone: RecordDecoder?
         try {
             let decoder = RecordDecoder()
             gone = decoder
             for _ in 0..<3 {
-                _ = try bytes.withUnsafeBytes { try decoder.decode(Stealing.self, from: $0, dictionary: dictionary) }
+                _ = try bytes.withUnsafeBytes { try decoder.decode(KeepingRoot.self, from: $0, dictionary: dictionary) }
             }
         }()
         #expect(gone == nil)
-        let stolen = try #require(ContainerThief.shared.stolen)
+        let stolen = try #require(RootThief.shared.stolen)
         #expect(throws: DecodingError.self) { try stolen.decode(Int.self, forKey: .a) }
+        #expect(throws: DecodingError.self) { try stolen.decodeNil(forKey: .a) }
+        #expect(throws: DecodingError.self) { _ = try stolen.nestedUnkeyedContainer(forKey: .b) }
+        #expect(throws: DecodingError.self) { _ = try stolen.nestedContainer(keyedBy: Keys.self, forKey: .b) }
+        #expect(throws: DecodingError.self) { _ = try stolen.superDecoder() }
+        #expect(throws: DecodingError.self) { _ = try stolen.superDecoder(forKey: .a) }
         #expect(!stolen.contains(.a))
         #expect(stolen.allKeys.isEmpty)
     }

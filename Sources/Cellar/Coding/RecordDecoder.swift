@@ -29,9 +29,12 @@ final class RecordDecoder {
         var lastTable: (keys: ObjectIdentifier, dictionary: UnsafeMutableRawPointer, table: Unmanaged<FieldTable>)?
         /// Where the value `decode` was asked for starts: a keyed container opened there is the record's root.
         var rootOffset = 0
-        /// The root's keyed container, kept for the next record opened with the same coding keys: making one
-        /// costs two generic type instantiations and two allocations, a third of a scanned record's decoding.
-        var root: (keys: ObjectIdentifier, container: any ReusableContainer)?
+        /// The root's keyed containers, kept for the next record opened with the same coding keys: making one
+        /// costs two generic type instantiations and two allocations, a third of a scanned record's decoding. A
+        /// few, for a root read with several key types (a subclass and its superclass, say).
+        var rootContainers: [any ReusableContainer] = []
+        /// The coding keys of each of `rootContainers`.
+        var rootKeys: [ObjectIdentifier] = []
     }
 
     private let state: UnsafeMutablePointer<State>
@@ -61,6 +64,9 @@ final class RecordDecoder {
     /// The offset of a value that is not in the record (`superDecoder(forKey:)` of an absent key): it reads as `nil`,
     /// as Foundation's JSON decoder reads an absent super value as `null`.
     fileprivate static let absent = -1
+
+    /// How many root containers, of different coding keys, a decoder keeps.
+    private static let keptRoots = 4
 
     /// A tag the key dictionary does not have yet: another writer added it. The caller reloads the dictionary.
     struct UnknownKeyTag: Error {}
@@ -160,7 +166,9 @@ final class RecordDecoder {
             // Never keep a pointer into a page past the call.
             state.pointee.bytes = UnsafeRawBufferPointer(start: nil, count: 0)
             state.pointee.busy = false
-            state.pointee.root?.container.endRecord()
+            for position in state.pointee.rootContainers.indices {
+                state.pointee.rootContainers[position].endRecord()
+            }
         }
         return try decodeValue(type, at: offset, key: noKey)
     }
@@ -493,16 +501,21 @@ extension RecordDecoder: Decoder {
         guard position == state.pointee.rootOffset, path.isEmpty else {
             return KeyedDecodingContainer(KeyedContainer<Key>(decoder: self, start: start, end: end, path: path))
         }
-        // The record's root: the container the last record's root had, when its keys are the same type. (The
-        // identifier is of a type `root` keeps the container of, so it names `RootContainer<Key>`.)
-        if let root = state.pointee.root, root.keys == ObjectIdentifier(type) {
-            let reused = unsafeDowncast(root.container, to: RootContainer<Key>.self)
-            reused.container.reopen(start: start, end: end)
+        // The record's root: the container an earlier record's root had with the same keys. (Found by `Key`, not by
+        // the metatype passed, which may be a subclass's: the identifier names the `RootContainer<Key>` kept.)
+        let keys = ObjectIdentifier(Key.self)
+        if let position = state.pointee.rootKeys.firstIndex(of: keys) {
+            let reused = unsafeDowncast(state.pointee.rootContainers[position], to: RootContainer<Key>.self)
+            reused.container.reopen(by: self, start: start, end: end)
             return reused.keyed
         }
-        let container = KeyedContainer<Key>(decoder: self, start: start, end: end, path: [])
-        let root = RootContainer(container)
-        state.pointee.root = (ObjectIdentifier(type), root)
+        let root = RootContainer(KeyedContainer<Key>(decoder: self, start: start, end: end, path: []))
+        if state.pointee.rootKeys.count == Self.keptRoots {
+            state.pointee.rootKeys.removeFirst()
+            state.pointee.rootContainers.removeFirst()
+        }
+        state.pointee.rootKeys.append(keys)
+        state.pointee.rootContainers.append(root)
         return root.keyed
     }
 
@@ -542,9 +555,8 @@ private final class KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
     /// decoder for the next record must not (that would be a cycle), so `release()` lets go between records, and
     /// every use first checks `attached`.
     private let decoderReference: Unmanaged<RecordDecoder>
-    private var decoder: RecordDecoder { decoderReference.takeUnretainedValue() }
 
-    /// Runs `body` with the decoder and no reference counting, for the paths each field takes.
+    /// Runs `body` with the decoder and no reference counting. Only after `checkAlive()`: the decoder may be gone.
     @inline(__always)
     private func withDecoder<R>(_ body: (RecordDecoder) throws -> R) rethrows -> R {
         try decoderReference._withUnsafeGuaranteedRef(body)
@@ -566,8 +578,8 @@ private final class KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
         try withDecoder { try $0.checkAlive(generation) }
     }
 
-    /// Makes a kept root container the one of the record now decoded.
-    func reopen(start: Int, end: Int) {
+    /// Makes a kept root container the one of the record `decoder`, its own, decodes now.
+    func reopen(by decoder: RecordDecoder, start: Int, end: Int) {
         holder = decoder
         attached = true
         generation = decoder.generation
@@ -641,29 +653,31 @@ private final class KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
 
     var allKeys: [Key] {
         guard (try? checkAlive()) != nil else { return [] }
-        var keys: [Key] = []
-        var offset = start
-        while offset < end,
-            let (entryKey, value) = try? decoder.entry(at: offset, end: end),
-            let next = try? decoder.valueEnd(at: value, end: end)
-        {
-            let key: Key?
-            switch entryKey {
-            case .tag(let tag): key = decoder.name(of: tag).flatMap { Key(stringValue: $0) }
-            case .inline(let raw): key = Key(stringValue: String(decoding: raw, as: UTF8.self))
-            case .integer(let int): key = Key(intValue: int) ?? Key(stringValue: String(int))
+        return withDecoder { decoder in
+            var keys: [Key] = []
+            var offset = start
+            while offset < end,
+                let (entryKey, value) = try? decoder.entry(at: offset, end: end),
+                let next = try? decoder.valueEnd(at: value, end: end)
+            {
+                let key: Key?
+                switch entryKey {
+                case .tag(let tag): key = decoder.name(of: tag).flatMap { Key(stringValue: $0) }
+                case .inline(let raw): key = Key(stringValue: String(decoding: raw, as: UTF8.self))
+                case .integer(let int): key = Key(intValue: int) ?? Key(stringValue: String(int))
+                }
+                if let key { keys.append(key) }
+                offset = next
             }
-            if let key { keys.append(key) }
-            offset = next
+            return keys
         }
-        return keys
     }
 
     func contains(_ key: Key) -> Bool { (try? find(key)) != nil }
 
     func decodeNil(forKey key: Key) throws -> Bool {
         guard let offset = try find(key) else { return true }
-        return try decoder.isNull(at: offset, key: key)
+        return try withDecoder { try $0.isNull(at: offset, key: key) }
     }
 
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
@@ -749,25 +763,31 @@ private final class KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
     func nestedContainer<NestedKey: CodingKey>(
         keyedBy type: NestedKey.Type, forKey key: Key
     ) throws -> KeyedDecodingContainer<NestedKey> {
-        let (start, end, _) = try decoder.container(at: require(key), type: .keyed, key: key)
-        return KeyedDecodingContainer(
-            KeyedContainer<NestedKey>(
-                decoder: decoder, start: start, end: end, path: codingPath + [key]))
+        let offset = try require(key)
+        return try withDecoder { decoder in
+            let (start, end, _) = try decoder.container(at: offset, type: .keyed, key: key)
+            return KeyedDecodingContainer(
+                KeyedContainer<NestedKey>(decoder: decoder, start: start, end: end, path: codingPath + [key]))
+        }
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-        let (start, end, count) = try decoder.container(at: require(key), type: .unkeyed, key: key)
-        return UnkeyedContainer(decoder: decoder, offset: start, end: end, count: count, path: codingPath + [key])
+        let offset = try require(key)
+        return try withDecoder { decoder in
+            let (start, end, count) = try decoder.container(at: offset, type: .unkeyed, key: key)
+            return UnkeyedContainer(decoder: decoder, offset: start, end: end, count: count, path: codingPath + [key])
+        }
     }
 
     // An absent super value reads as `nil`, as in Foundation's JSON decoder.
     func superDecoder() throws -> any Decoder {
-        SuperDecoder(
-            decoder: decoder, offset: try find(name: "super", intValue: nil, key: noKey) ?? RecordDecoder.absent)
+        let offset = try find(name: "super", intValue: nil, key: noKey) ?? RecordDecoder.absent
+        return withDecoder { SuperDecoder(decoder: $0, offset: offset) }
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
-        SuperDecoder(decoder: decoder, offset: try find(key) ?? RecordDecoder.absent)
+        let offset = try find(key) ?? RecordDecoder.absent
+        return withDecoder { SuperDecoder(decoder: $0, offset: offset) }
     }
 
     init(decoder: RecordDecoder, start: Int, end: Int, path: [any CodingKey]) {

@@ -50,11 +50,6 @@ struct IndexWriter {
     /// The open file, for LMDB's key limit and for error messages.
     let core: StoreCore
 
-    /// The index entry of `value`, its key checked against LMDB's key limit.
-    func entry<M: Model>(_ index: Index<M>, of value: M) throws(StoreError) -> (key: [UInt8], mustBeUnique: Bool) {
-        try checked(index.name, isMultiEntry: index.isMultiEntry) { try index.entry(of: value) }
-    }
-
     /// The index entries of `value`: one, or one per distinct element of a multi-entry index; each key checked
     /// against LMDB's key limit.
     func entries<M: Model>(_ index: Index<M>, of value: M) throws(StoreError) -> [(key: [UInt8], mustBeUnique: Bool)] {

@@ -473,16 +473,20 @@ final class StoreCore: Sendable {
         let makers = indexes.map { IndexEntryMaker($0.0) }
         let indexDatabases = indexes.map(\.1)
         var key: [UInt8] = []
+        // The record's key, copied out of the page: writing a part of the entries into other databases mid-walk
+        // must not leave it pointing at a page LMDB has since reused.
+        var primaryKey: [UInt8] = []
         try txn.walk(records) { entry in
-            var value: M
+            let value: M
             do {
                 value = try decoder.decodeRecord(M.self, from: entry.value, dictionary: dictionary)
             } catch let error as DecodingError {
                 throw StoreError(error, model: model, id: KeyEncoding.describe(entry.key))
             }
-            let primaryKey = entry.key
+            primaryKey.removeAll(keepingCapacity: true)
+            primaryKey.append(contentsOf: entry.key)
             for position in makers.indices {
-                let mustBeUnique = try withUnsafeMutablePointer(to: &value) { record throws(StoreError) in
+                let mustBeUnique = try withUnsafePointer(to: value) { record throws(StoreError) in
                     try writer.entry(makers[position], of: UnsafeRawPointer(record), into: &key)
                 }
                 if makers[position].isMultiEntry {
