@@ -257,6 +257,20 @@ private final class Tabby: Creature, Equatable {
     static func == (left: Tabby, right: Tabby) -> Bool { left.name == right.name && left.lives == right.lives }
 }
 
+/// Lists of links of two target types beside other lists: the decoder remembers, type by type, which are links.
+private struct LinkLists: Codable, Equatable {
+    var people: [Link<Person>]
+    var numbers: [Int64]
+    var trees: [Tree]
+    var shelves: [Link<Shelf>]
+    var one: Link<Person>?
+}
+
+/// A model with text ids, for links of another id type.
+private struct Shelf: Model {
+    var id: String
+}
+
 @Suite("Codec edge cases: what is written reads back equal, or is refused")
 struct CodecEdgeCaseTests {
     @Test func stringKeysThatLookLikeNumbersStayText() throws {
@@ -392,6 +406,12 @@ struct CodecEdgeCaseTests {
             records.append((try bytes(person), read))
         }
         for number in 0..<4 {
+            let lists = LinkLists(
+                people: (0..<Int64(number)).map { Link(id: $0) }, numbers: [Int64(number)],
+                trees: [.chain(number + 1)], shelves: [Link(id: "shelf \(number)"), Link(id: "")],
+                one: number % 2 == 0 ? nil : Link(id: Int64(number)))
+            let readLists: Read = { try $0.decode(LinkLists.self, from: $1, dictionary: dictionary) == lists }
+            records.append((try bytes(lists), readLists))
             let base = OpenedAsBase(a: number)
             let sub = OpenedAsSub(a: -number)
             let cat = Tabby(name: "cat \(number)", lives: number + 1)

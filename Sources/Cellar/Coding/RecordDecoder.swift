@@ -23,8 +23,9 @@ final class RecordDecoder {
         var generation = 0
         /// The field tables generated code used last, so a scan asks its dictionary (behind a lock) once.
         var fieldTables: [(dictionary: KeyDictionary, table: FieldTable)] = []
-        /// The type `isLinkList` was asked about last, and its answer.
-        var lastCast: (type: ObjectIdentifier, isLinkList: Bool)?
+        /// The types `linkList(_:)` was asked about last, and its answers: a record's own type and the types of
+        /// its fields, asked about record after record.
+        var casts: [(type: ObjectIdentifier, list: (any LinkListCoding.Type)?)] = []
         /// The one used last, found without reference counting; always one `fieldTables` holds.
         var lastTable: (keys: ObjectIdentifier, dictionary: UnsafeMutableRawPointer, table: Unmanaged<FieldTable>)?
         /// Where the value `decode` was asked for starts: a keyed container opened there is the record's root.
@@ -67,6 +68,8 @@ final class RecordDecoder {
 
     /// How many root containers, of different coding keys, a decoder keeps.
     private static let keptRoots = 4
+    /// How many types' answers `linkList(_:)` keeps.
+    private static let keptCasts = 8
 
     /// A tag the key dictionary does not have yet: another writer added it. The caller reloads the dictionary.
     struct UnknownKeyTag: Error {}
@@ -204,20 +207,24 @@ final class RecordDecoder {
             state.pointee.position = outer
             if keyed { state.pointee.path.removeLast() }
         }
-        if isLinkList(T.self), let list = T.self as? any LinkListCoding.Type {
+        if let list = linkList(T.self) {
             return try decodeLinkList(list, as: T.self)
         }
         return try T(from: self)
     }
 
-    /// Whether `type` is a list of links, remembered for the type asked about last: a dynamic cast costs about a
-    /// tenth of a record's decoding, and a scan asks it about the same model record after record.
-    private func isLinkList<T>(_ type: T.Type) -> Bool {
+    /// `type` as a list of links, or `nil`, remembered for the last few types asked about: a dynamic cast costs
+    /// about a tenth of a record's decoding, and a scan asks it about the same types record after record. (One type
+    /// was remembered, and the record's type and its list's type, asked in turn, each cost a cast every time.)
+    private func linkList<T>(_ type: T.Type) -> (any LinkListCoding.Type)? {
         let identifier = ObjectIdentifier(type)
-        if let known = state.pointee.lastCast, known.type == identifier { return known.isLinkList }
-        let isLinkList = type is any LinkListCoding.Type
-        state.pointee.lastCast = (identifier, isLinkList)
-        return isLinkList
+        for position in state.pointee.casts.indices where state.pointee.casts[position].type == identifier {
+            return state.pointee.casts[position].list
+        }
+        let list = type as? any LinkListCoding.Type
+        if state.pointee.casts.count == Self.keptCasts { state.pointee.casts.removeFirst() }
+        state.pointee.casts.append((identifier, list))
+        return list
     }
 
     /// Opens the list type, which is `T`, to call its decoder.
@@ -1019,19 +1026,21 @@ extension RecordDecoder {
     /// The list of links at the current position, read element by element as `UnkeyedContainer` reads them.
     func decodeLinkList<L: LinkIDCoding>(_ type: L.Type) throws -> [L] {
         let (start, end, count) = try container(at: position, type: .unkeyed, key: noKey)
-        var links: [L] = []
-        links.reserveCapacity(count)
-        var offset = start
-        for index in 0..<count {
-            let key = IndexKey(index)
-            guard offset < end else { throw corrupted(key, "the list has no more elements") }
-            let next: Int
-            do { next = try valueEnd(at: offset, end: end) } catch {
-                throw corrupted(key, "the record ends inside a list element")
+        // Made in place: this runs unspecialized (`L` comes from the model), where each `append` would check the
+        // array's uniqueness and capacity through `L`'s metadata.
+        return try [L](unsafeUninitializedCapacity: count) { buffer, initialized in
+            var offset = start
+            for index in 0..<count {
+                let key = IndexKey(index)
+                guard offset < end else { throw corrupted(key, "the list has no more elements") }
+                let next: Int
+                do { next = try valueEnd(at: offset, end: end) } catch {
+                    throw corrupted(key, "the record ends inside a list element")
+                }
+                buffer.initializeElement(at: index, to: L(id: try linkID(L.LinkID.self, at: offset, key: key)))
+                initialized = index + 1
+                offset = next
             }
-            links.append(L(id: try linkID(L.LinkID.self, at: offset, key: key)))
-            offset = next
         }
-        return links
     }
 }
