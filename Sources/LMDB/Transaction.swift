@@ -89,6 +89,19 @@ public final class WriteTransaction: ReadTransaction {
         try track(mdb_put(handle, database.handle, &k, &v, flags.rawValue))
     }
 
+    /// Replaces the value of the entry `cursor` stands on, without searching for it again: the cursor's own entry,
+    /// as a walk that rewrites records goes. `key` is that entry's key, copied out of the page first (LMDB moves the
+    /// entry while it writes a value of another size); the cursor stays on the entry. Not for a DUPSORT database,
+    /// where a value is also its place.
+    public func replaceCurrent(
+        of cursor: Cursor, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer
+    ) throws(LMDBError) {
+        guard !cursor.isDuplicateSorted else { throw .incompatible }
+        var k = mdbValue(key)
+        var v = mdbValue(value)
+        try track(mdb_cursor_put(cursor.handle, &k, &v, UInt32(MDB_CURRENT)))
+    }
+
     /// Removes `key` (in a DUPSORT database, all its values). Returns `false` when it was not stored.
     @discardableResult
     public func delete(_ database: Database, key: UnsafeRawBufferPointer) throws(LMDBError) -> Bool {

@@ -76,29 +76,39 @@ public final class Migration {
     }
 
     /// Hands `body` each record of the model stored as `model`, in primary-key order, as a `DynamicRecord` to read
-    /// and edit; edits are written when the enumeration ends. A model the file does not hold has no records.
+    /// and edit. An edited record is written back as the enumeration moves past it; records given a new id or
+    /// deleted move when it ends. A model the file does not hold has no records.
     public func enumerateRecords(ofType model: String, _ body: (inout DynamicRecord) throws -> Void) throws {
         guard let state = try self.model(model) else { return }
-        var edited: [(key: [UInt8], record: DynamicRecord)] = []
-        try txn.walk(state.records) { entry in
-            let key = Array(entry.key)
-            var record = DynamicRecord(
-                model: state, fields: try state.fields(of: entry.value, key: key), primaryKey: key)
-            try body(&record)
-            if record.isDeleted || record.isEdited {
-                edited.append((key, record))
+        // Re-keys and deletes apply as a whole once the walk is done: every record that moves or goes leaves first,
+        // so ids may shift by one (`set("id", to: id + 1)` on every record) without meeting themselves half-way.
+        var moved: [(key: [UInt8], record: DynamicRecord)] = []
+        // An edit that keeps the record's id replaces the value where the walk stands: no second search of the
+        // tree, and no record held until the end.
+        var value: [UInt8] = []
+        try txn.withCursor(state.records) { cursor in
+            var entry = try cursor.first()
+            while let found = entry {
+                let key = Array(found.key)
+                var record = DynamicRecord(
+                    model: state, fields: try state.fields(of: found.value, key: key), primaryKey: key)
+                try body(&record)
+                if record.isDeleted || record.primaryKey != key {
+                    moved.append((key, record))
+                } else if record.isEdited {
+                    state.isTouched = true
+                    record.fields.serialize(into: &value)
+                    try key.withUnsafeBytes { key in
+                        try value.withUnsafeBytes { try txn.replaceCurrent(of: cursor, key: key, value: $0) }
+                    }
+                }
+                entry = try cursor.next()
             }
-            return true
         }
-        // Re-keys apply as a whole: every record that moves or goes leaves first, so ids may shift by one
-        // (`set("id", to: id + 1)` on every record) without meeting themselves half-way.
-        if !edited.isEmpty { state.isTouched = true }
-        for (key, record) in edited where record.isDeleted || record.primaryKey != key {
-            _ = try txn.delete(state.records, key: key)
-        }
-        for (key, record) in edited where !record.isDeleted {
-            try put(record, in: state, replacing: record.primaryKey == key)
-        }
+        guard !moved.isEmpty else { return }
+        state.isTouched = true
+        for (key, _) in moved { _ = try txn.delete(state.records, key: key) }
+        for (_, record) in moved where !record.isDeleted { try put(record, in: state, replacing: false) }
     }
 
     /// Renames a field in every record of the model (Realm's `renameProperty(onType:from:to:)`).

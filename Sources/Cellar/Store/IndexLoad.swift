@@ -22,11 +22,34 @@ struct IndexLoad {
     /// Whether nothing was written into the database yet: entries can then be appended.
     private var isEmpty = true
 
+    /// An entry's place in `bytes`, and its first bytes loaded big-endian and padded with zeros: the sort compares
+    /// those integers, and reads the bytes only where they tie (zero is the smallest byte, so where the padded words
+    /// tie, the bytes are equal up to the shorter one's end).
     private struct Entry {
         let start: Int
         let keyCount: Int
         let valueCount: Int
         let mustBeUnique: Bool
+        /// The key's first 16 bytes: the whole of an integer's or a short string's key.
+        let keyWords: (UInt64, UInt64)
+        /// The value's (the record's key's) first 8 bytes.
+        let valueWord: UInt64
+
+        static func words(_ bytes: some Collection<UInt8>) -> (UInt64, UInt64) {
+            var words: (UInt64, UInt64) = (0, 0)
+            withUnsafeMutableBytes(of: &words) { raw in
+                let copied: Bool? = bytes.withContiguousStorageIfAvailable { buffer in
+                    if let source = buffer.baseAddress, let target = raw.baseAddress {
+                        target.copyMemory(from: source, byteCount: min(buffer.count, raw.count))
+                    }
+                    return true
+                }
+                if copied == nil {
+                    for (position, byte) in zip(raw.indices, bytes) { raw[position] = byte }
+                }
+            }
+            return (UInt64(bigEndian: words.0), UInt64(bigEndian: words.1))
+        }
     }
 
     /// How many bytes of entries are gathered before they are written.
@@ -45,7 +68,9 @@ struct IndexLoad {
         _ key: some Collection<UInt8>, primaryKey: some Collection<UInt8>, mustBeUnique: Bool = false
     ) {
         entries.append(
-            Entry(start: bytes.count, keyCount: key.count, valueCount: primaryKey.count, mustBeUnique: mustBeUnique))
+            Entry(
+                start: bytes.count, keyCount: key.count, valueCount: primaryKey.count, mustBeUnique: mustBeUnique,
+                keyWords: Entry.words(key), valueWord: Entry.words(primaryKey).0))
         bytes.append(contentsOf: key)
         bytes.append(contentsOf: primaryKey)
     }
@@ -66,15 +91,28 @@ struct IndexLoad {
                     let start = entry.start + entry.keyCount
                     return UnsafeRawBufferPointer(rebasing: raw[start..<start + entry.valueCount])
                 }
+                func compareKeys(_ first: Entry, _ second: Entry) -> Int {
+                    if first.keyWords.0 != second.keyWords.0 { return first.keyWords.0 < second.keyWords.0 ? -1 : 1 }
+                    if first.keyWords.1 != second.keyWords.1 { return first.keyWords.1 < second.keyWords.1 ? -1 : 1 }
+                    guard first.keyCount > 16 || second.keyCount > 16 else { return first.keyCount - second.keyCount }
+                    return SortedKeys.compare(key(first), key(second))
+                }
+                func compareValues(_ first: Entry, _ second: Entry) -> Int {
+                    if first.valueWord != second.valueWord { return first.valueWord < second.valueWord ? -1 : 1 }
+                    guard first.valueCount > 8 || second.valueCount > 8 else {
+                        return first.valueCount - second.valueCount
+                    }
+                    return SortedKeys.compare(value(first), value(second))
+                }
                 entries.sort { first, second in
-                    let keys = SortedKeys.compare(key(first), key(second))
-                    return keys != 0 ? keys < 0 : SortedKeys.compare(value(first), value(second)) < 0
+                    let keys = compareKeys(first, second)
+                    return keys != 0 ? keys < 0 : compareValues(first, second) < 0
                 }
                 var previous: Entry?
                 for entry in entries {
                     var flags: PutFlags = []
-                    if let previous, SortedKeys.compare(key(previous), key(entry)) == 0 {
-                        if SortedKeys.compare(value(previous), value(entry)) == 0 { continue }
+                    if let previous, compareKeys(previous, entry) == 0 {
+                        if compareValues(previous, entry) == 0 { continue }
                         if let unique, entry.mustBeUnique {
                             throw .uniqueConstraintViolated(
                                 model: writer.model, index: unique, value: KeyEncoding.describe(Array(key(entry))))

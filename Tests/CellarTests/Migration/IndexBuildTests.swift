@@ -162,4 +162,73 @@ struct IndexBuildTests {
             }
         }
     }
+    /// Keys and values of any length, of bytes that make shared starts, zero padding and lengths decide the order:
+    /// the sort compares their first bytes as integers, and LMDB's order must come out, each pair once, whether the
+    /// entries are appended into an empty database or written in parts; a unique load refuses exactly the keys two
+    /// values share.
+    @Test func anyBytesAreWrittenInLMDBsOrder() async throws {
+        let folder = TemporaryFolder()
+        let store = try folder.store([Before.Member.self])
+        let writer = IndexWriter(model: "Member", core: store.core)
+        // A shared start of a length about the compared words' edges, then a few bytes of a small alphabet.
+        let alphabet: [UInt8] = [0, 1, 2, 0x7F, 0xFF]
+        let keyStarts = [0, 6, 7, 8, 9, 14, 15, 16, 17, 24]
+        let valueStarts = [0, 6, 7, 8, 9]
+        let keys = zip(Gen.int(in: 0..<keyStarts.count), Gen.int(in: 0..<alphabet.count).array(of: 1...3)).map {
+            Array(repeating: UInt8(0x41), count: keyStarts[$0]) + $1.map { alphabet[$0] }
+        }
+        let values = zip(Gen.int(in: 0..<valueStarts.count), Gen.int(in: 0..<alphabet.count).array(of: 1...3)).map {
+            Array(repeating: UInt8(0x41), count: valueStarts[$0]) + $1.map { alphabet[$0] }
+        }
+        let pairs = zip(keys, values).array(of: 1...120)
+        await checkProperty(count: 200, input: pairs, Gen.int(in: 0...3)) { pairs, budgetChoice in
+            // Repeats of whole pairs and of keys, as a multi-entry index and a shared value make them, and keys and
+            // values that differ only by a trailing zero, which pads the compared words too.
+            let drawn =
+                pairs + pairs.prefix(5) + pairs.prefix(5).map { ($0.0, $0.1 + [9]) }
+                + pairs.prefix(3).map { ($0.0 + [0], $0.1) } + pairs.prefix(3).map { ($0.0, $0.1 + [0]) }
+            let budget = [0, 64, 512, 1 << 20][budgetChoice]
+            var expected: [([UInt8], [UInt8])] = []
+            for pair in drawn.sorted(by: {
+                $0.0 == $1.0 ? SortedKeys.precedes($0.1, $1.1) : SortedKeys.precedes($0.0, $1.0)
+            })
+            where expected.last.map({ $0 != pair }) ?? true {
+                expected.append(pair)
+            }
+            let stored: [([UInt8], [UInt8])] = try store.core.environment.write { txn in
+                let database = try txn.createDatabase(named: "i/Test.bytes", flags: .duplicateSort)
+                // Dropped when read: every run starts from an empty database.
+                defer { try? txn.drop(database) }
+                var load = IndexLoad(unique: nil, budget: budget)
+                for (key, value) in drawn {
+                    load.add(key, primaryKey: value)
+                    if load.isFull { try load.write(to: database, writer: writer, in: txn) }
+                }
+                try load.write(to: database, writer: writer, in: txn)
+                var found: [([UInt8], [UInt8])] = []
+                try txn.walk(database) { entry in
+                    found.append((Array(entry.key), Array(entry.value)))
+                    return true
+                }
+                return found
+            }
+            #expect(stored.map(\.0) == expected.map(\.0))
+            #expect(stored.map(\.1) == expected.map(\.1))
+            // Unique: refused exactly when a key has two values, found in one part (the other parts search).
+            let keysWithTwoValues = Dictionary(grouping: expected, by: \.0).values.contains { $0.count > 1 }
+            var refused = false
+            do {
+                try store.core.environment.write { txn in
+                    let database = try txn.createDatabase(named: "u/Test.bytes", flags: .duplicateSort)
+                    defer { try? txn.drop(database) }
+                    var load = IndexLoad(unique: "bytes", budget: 1 << 20)
+                    for (key, value) in drawn { load.add(key, primaryKey: value, mustBeUnique: true) }
+                    try load.write(to: database, writer: writer, in: txn)
+                }
+            } catch StoreError.uniqueConstraintViolated {
+                refused = true
+            }
+            #expect(refused == keysWithTwoValues)
+        }
+    }
 }

@@ -122,10 +122,17 @@ struct RecordFields {
 
     /// The record's bytes.
     var serialized: [UInt8] {
-        var bytes: [UInt8] = [RecordFormat.version]
-        bytes.reserveCapacity(original.count + 64)
-        original.withUnsafeBytes { Self.appendKeyed(fields, from: $0, to: &bytes) }
+        var bytes: [UInt8] = []
+        serialize(into: &bytes)
         return bytes
+    }
+
+    /// Replaces `bytes` with the record's bytes, keeping its storage.
+    func serialize(into bytes: inout [UInt8]) {
+        bytes.removeAll(keepingCapacity: true)
+        bytes.reserveCapacity(original.count + 64)
+        bytes.append(RecordFormat.version)
+        original.withUnsafeBytes { Self.appendKeyed(fields, from: $0, to: &bytes) }
     }
 
     /// Appends a keyed container of `fields`, whose stored values are ranges of `source`.
