@@ -89,6 +89,16 @@ public final class WriteTransaction: ReadTransaction {
         try track(mdb_put(handle, database.handle, &k, &v, flags.rawValue))
     }
 
+    /// Stores `value` under `key` through `cursor`, which is left on the new entry: a bulk load's `append` through
+    /// one cursor finds the tree's end where the last put left it, where `put` searches from the root each time.
+    public func put(
+        through cursor: Cursor, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: PutFlags = []
+    ) throws(LMDBError) {
+        var k = mdbValue(key)
+        var v = mdbValue(value)
+        try track(mdb_cursor_put(cursor.handle, &k, &v, flags.rawValue))
+    }
+
     /// Replaces the value of the entry `cursor` stands on, without searching for it again: the cursor's own entry,
     /// as a walk that rewrites records goes. `key` is that entry's key, copied out of the page first (LMDB moves the
     /// entry while it writes a value of another size); the cursor stays on the entry. Not for a DUPSORT database,

@@ -82,58 +82,72 @@ struct IndexLoad {
             bytes.removeAll(keepingCapacity: true)
             entries.removeAll(keepingCapacity: true)
         }
-        let written = bytes.withUnsafeBytes { raw in
-            Result { () throws(StoreError) in
-                func key(_ entry: Entry) -> UnsafeRawBufferPointer {
-                    UnsafeRawBufferPointer(rebasing: raw[entry.start..<entry.start + entry.keyCount])
-                }
-                func value(_ entry: Entry) -> UnsafeRawBufferPointer {
-                    let start = entry.start + entry.keyCount
-                    return UnsafeRawBufferPointer(rebasing: raw[start..<start + entry.valueCount])
-                }
-                func compareKeys(_ first: Entry, _ second: Entry) -> Int {
-                    if first.keyWords.0 != second.keyWords.0 { return first.keyWords.0 < second.keyWords.0 ? -1 : 1 }
-                    if first.keyWords.1 != second.keyWords.1 { return first.keyWords.1 < second.keyWords.1 ? -1 : 1 }
-                    guard first.keyCount > 16 || second.keyCount > 16 else { return first.keyCount - second.keyCount }
-                    return SortedKeys.compare(key(first), key(second))
-                }
-                func compareValues(_ first: Entry, _ second: Entry) -> Int {
-                    if first.valueWord != second.valueWord { return first.valueWord < second.valueWord ? -1 : 1 }
-                    guard first.valueCount > 8 || second.valueCount > 8 else {
-                        return first.valueCount - second.valueCount
+        let bytes = bytes
+        let loaded: Result<Void, StoreError>
+        do {
+            // One cursor for the whole load: an entry appended goes where the last one went, found without a search.
+            loaded = try txn.withCursor(database) { cursor in
+                bytes.withUnsafeBytes { raw in
+                    Result { () throws(StoreError) in
+                        try sortAndPut(raw, through: cursor, into: database, writer: writer, in: txn)
                     }
-                    return SortedKeys.compare(value(first), value(second))
-                }
-                entries.sort { first, second in
-                    let keys = compareKeys(first, second)
-                    return keys != 0 ? keys < 0 : compareValues(first, second) < 0
-                }
-                var previous: Entry?
-                for entry in entries {
-                    var flags: PutFlags = []
-                    if let previous, compareKeys(previous, entry) == 0 {
-                        if compareValues(previous, entry) == 0 { continue }
-                        if let unique, entry.mustBeUnique {
-                            throw .uniqueConstraintViolated(
-                                model: writer.model, index: unique, value: KeyEncoding.describe(Array(key(entry))))
-                        }
-                        if isEmpty { flags = .appendDuplicate }
-                    } else if isEmpty {
-                        flags = .append
-                    } else if let unique, entry.mustBeUnique {
-                        try writer.checkUnique(
-                            unique, key: Array(key(entry)), primaryKey: Array(value(entry)), in: database, txn: txn)
-                    }
-                    do throws(LMDBError) {
-                        try txn.put(database, key: key(entry), value: value(entry), flags: flags)
-                    } catch {
-                        throw writer.core.error(error, "write an index entry")
-                    }
-                    previous = entry
                 }
             }
+        } catch {
+            throw writer.core.error(error as? LMDBError ?? .badTransaction, "write an index entry")
         }
-        try written.get()
+        try loaded.get()
         if !entries.isEmpty { isEmpty = false }
+    }
+
+    private mutating func sortAndPut(
+        _ raw: UnsafeRawBufferPointer, through cursor: Cursor, into database: Database, writer: IndexWriter,
+        in txn: LMDB.WriteTransaction
+    ) throws(StoreError) {
+        func key(_ entry: Entry) -> UnsafeRawBufferPointer {
+            UnsafeRawBufferPointer(rebasing: raw[entry.start..<entry.start + entry.keyCount])
+        }
+        func value(_ entry: Entry) -> UnsafeRawBufferPointer {
+            let start = entry.start + entry.keyCount
+            return UnsafeRawBufferPointer(rebasing: raw[start..<start + entry.valueCount])
+        }
+        func compareKeys(_ first: Entry, _ second: Entry) -> Int {
+            if first.keyWords.0 != second.keyWords.0 { return first.keyWords.0 < second.keyWords.0 ? -1 : 1 }
+            if first.keyWords.1 != second.keyWords.1 { return first.keyWords.1 < second.keyWords.1 ? -1 : 1 }
+            guard first.keyCount > 16 || second.keyCount > 16 else { return first.keyCount - second.keyCount }
+            return SortedKeys.compare(key(first), key(second))
+        }
+        func compareValues(_ first: Entry, _ second: Entry) -> Int {
+            if first.valueWord != second.valueWord { return first.valueWord < second.valueWord ? -1 : 1 }
+            guard first.valueCount > 8 || second.valueCount > 8 else { return first.valueCount - second.valueCount }
+            return SortedKeys.compare(value(first), value(second))
+        }
+        entries.sort { first, second in
+            let keys = compareKeys(first, second)
+            return keys != 0 ? keys < 0 : compareValues(first, second) < 0
+        }
+        var previous: Entry?
+        for entry in entries {
+            var flags: PutFlags = []
+            if let previous, compareKeys(previous, entry) == 0 {
+                if compareValues(previous, entry) == 0 { continue }
+                if let unique, entry.mustBeUnique {
+                    throw .uniqueConstraintViolated(
+                        model: writer.model, index: unique, value: KeyEncoding.describe(Array(key(entry))))
+                }
+                if isEmpty { flags = .appendDuplicate }
+            } else if isEmpty {
+                flags = .append
+            } else if let unique, entry.mustBeUnique {
+                try writer.checkUnique(
+                    unique, key: Array(key(entry)), primaryKey: Array(value(entry)), in: database, txn: txn)
+            }
+            do throws(LMDBError) {
+                try txn.put(through: cursor, key: key(entry), value: value(entry), flags: flags)
+            } catch {
+                throw writer.core.error(error, "write an index entry")
+            }
+            previous = entry
+        }
     }
 }
