@@ -15,23 +15,6 @@ extension ReadTransaction {
         }
     }
 
-    /// Hands `body` every value stored under each of `keys` in a DUPSORT database, with one cursor for all of them.
-    public func forEachDuplicate(
-        ofEach keys: [[UInt8]], in database: Database, _ body: (UnsafeRawBufferPointer) throws -> Void
-    ) throws {
-        try withCursor(database) { cursor in
-            for key in keys {
-                var entry = try key.withUnsafeBytes { raw in
-                    Result { () throws(LMDBError) in try cursor.seek(to: raw) }
-                }.get()
-                while let found = entry {
-                    try body(found.value)
-                    entry = try cursor.nextDuplicate()
-                }
-            }
-        }
-    }
-
     /// How many values `key` holds in a DUPSORT database (0 when it is absent), counted by LMDB without visiting
     /// them.
     public func duplicateCount(of key: [UInt8], in database: Database) throws -> Int {

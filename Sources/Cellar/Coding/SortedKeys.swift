@@ -11,6 +11,9 @@ struct SortedKeys {
     private var packed: [Packed] = []
     private var others: [[UInt8]] = []
 
+    /// How many keys were inserted, repeats counted.
+    var count: Int { packed.count + others.count }
+
     mutating func insert(_ key: UnsafeRawBufferPointer) {
         if key.count <= Packed.capacity {
             packed.append(Packed(key))
@@ -19,31 +22,57 @@ struct SortedKeys {
         }
     }
 
+    mutating func insert(_ key: [UInt8]) {
+        key.withUnsafeBytes { insert($0) }
+    }
+
     /// The keys gathered, in byte order, each once.
     func sorted() -> [[UInt8]] {
+        var sorted: [[UInt8]] = []
+        sorted.reserveCapacity(count)
+        forEachSorted { key in
+            sorted.append(Array(key))
+            return true
+        }
+        return sorted
+    }
+
+    /// How many different keys were inserted.
+    func distinctCount() -> Int {
+        var distinct = 0
+        forEachSorted { _ in
+            distinct += 1
+            return true
+        }
+        return distinct
+    }
+
+    /// Hands `body` the keys gathered, in byte order, each once, until it returns `false`; returns whether it saw
+    /// them all. A packed key is handed over from a buffer on the stack: nothing is allocated per key.
+    @discardableResult
+    func forEachSorted<E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> Bool) throws(E) -> Bool {
         var packed = packed
         packed.sort()
-        var short: [[UInt8]] = []
-        short.reserveCapacity(packed.count)
-        for (position, key) in packed.enumerated() where position == 0 || packed[position - 1] != key {
-            short.append(key.bytes)
-        }
-        guard !others.isEmpty else { return short }
         var others = others
         others.sort(by: Self.precedes)
-        var merged: [[UInt8]] = []
-        merged.reserveCapacity(short.count + others.count)
-        var nextShort = 0
-        for (position, key) in others.enumerated() where position == 0 || others[position - 1] != key {
-            // A long key never equals a short one: only the order between the two lists is to be found.
-            while nextShort < short.count, Self.precedes(short[nextShort], key) {
-                merged.append(short[nextShort])
-                nextShort += 1
+        var nextOther = 0
+        func visitOthers(before key: Packed?) throws(E) -> Bool {
+            while nextOther < others.count {
+                let other = others[nextOther]
+                // A long key never equals a short one: only the order between the two lists is to be found.
+                if let key, !other.withUnsafeBytes({ key.follows($0) }) { return true }
+                nextOther += 1
+                if nextOther > 1, others[nextOther - 2] == other { continue }
+                let goOn = other.withUnsafeBytes { bytes in Result { () throws(E) in try body(bytes) } }
+                guard try goOn.get() else { return false }
             }
-            merged.append(key)
+            return true
         }
-        merged.append(contentsOf: short[nextShort...])
-        return merged
+        for (position, key) in packed.enumerated() where position == 0 || packed[position - 1] != key {
+            guard try visitOthers(before: key) else { return false }
+            guard try key.withBytes(body) else { return false }
+        }
+        return try visitOthers(before: nil)
     }
 
     /// Byte order, as LMDB sorts keys: the first differing byte decides, and a key that is the start of another
@@ -78,9 +107,17 @@ struct SortedKeys {
             words = (UInt64(bigEndian: words.0), UInt64(bigEndian: words.1), UInt64(bigEndian: words.2))
         }
 
-        var bytes: [UInt8] {
+        /// Hands `body` the key's bytes, from a buffer on the stack.
+        func withBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
             let stored = (words.0.bigEndian, words.1.bigEndian, words.2.bigEndian)
-            return withUnsafeBytes(of: stored) { Array($0.prefix(count)) }
+            return try withUnsafeBytes(of: stored) { (raw) throws(E) in
+                try body(UnsafeRawBufferPointer(rebasing: raw.prefix(count)))
+            }
+        }
+
+        /// Whether `other`, a key longer than any packed one, sorts before this key.
+        func follows(_ other: UnsafeRawBufferPointer) -> Bool {
+            withBytes { SortedKeys.compare(other, $0) < 0 }
         }
 
         static func < (a: Packed, b: Packed) -> Bool {

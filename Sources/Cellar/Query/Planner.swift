@@ -351,7 +351,7 @@ extension Query {
                 return try inner(key, bytes)
             }
         }
-        var linking: [[UInt8]] = []
+        var linking = SortedKeys()
         if case .backlinks(let position) = plan.access, let linkFilter {
             linking = try linkingKeys(linkFilter, link: info.links[position], in: context)
         }
@@ -403,13 +403,9 @@ extension Query {
                 case .backlinks:
                     // The key handed on is the record's own, in the map: `linking` is freed when this call returns,
                     // and the candidates may be kept longer.
-                    for key in linking {
-                        let goOn = try key.withUnsafeBytes { key in
-                            let record = try Self.record(key, info: info, in: records, context: context)
-                            return prefilter?.mayMatch(record.value) == false
-                                ? true : try body(record.key, record.value)
-                        }
-                        if !goOn { return }
+                    try linking.forEachSorted { (key) throws(StoreError) in
+                        let record = try Self.record(key, info: info, in: records, context: context)
+                        return prefilter?.mayMatch(record.value) == false ? true : try body(record.key, record.value)
                     }
                 }
             }
@@ -438,8 +434,11 @@ extension Query {
             guard predicate == nil else { return nil }
             let link = info.links[try linkFilter.position.get()]
             let targets = try linkFilter.targets(context)
-            if targets.count == 1 { return try context.linkCount(to: targets[0], via: link) }
-            return try linkingKeys(linkFilter, link: link, in: context).count
+            // One target's sources are counted by LMDB, without visiting them.
+            if targets.count == 1, let target = targets.sorted().first {
+                return try context.linkCount(to: target, via: link)
+            }
+            return try linkingKeys(to: targets, link: link, in: context).distinctCount()
         }
         guard let predicate else { return try context.recordCount(info) }
         let plan = try plan(info: info, context: context)

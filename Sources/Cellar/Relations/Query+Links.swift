@@ -5,7 +5,7 @@ struct LinkFilter<M: Model>: Sendable {
     /// The link's position in `M.schema.links`, or the error the query throws when it runs.
     let position: Result<Int, StoreError>
     /// The targets' primary keys, read in the query's scope.
-    let targets: @Sendable (ReadScope) throws(StoreError) -> [[UInt8]]
+    let targets: @Sendable (ReadScope) throws(StoreError) -> SortedKeys
     /// The targets in words, for `explain()`.
     let describeTargets: @Sendable (ReadScope) throws(StoreError) -> String
     /// The models whose changes can change the targets, besides the query's own.
@@ -31,7 +31,11 @@ extension Query {
         let id = target.id
         return linking(
             via: path,
-            targets: { (scope) throws(StoreError) in [try scope.primaryKey(id, of: P.Target.self)] },
+            targets: { (scope) throws(StoreError) in
+                var keys = SortedKeys()
+                keys.insert(try scope.primaryKey(id, of: P.Target.self))
+                return keys
+            },
             describe: { (scope) throws(StoreError) in
                 "\(P.Target.schema.name) \(KeyEncoding.describe(try scope.primaryKey(id, of: P.Target.self)))"
             }, targetsRead: [])
@@ -49,7 +53,12 @@ extension Query {
         -> Query
     {
         linking(
-            via: path, targets: { (scope) throws(StoreError) in try targets.primaryKeys(in: scope) },
+            via: path,
+            targets: { (scope) throws(StoreError) in
+                var keys = SortedKeys()
+                try targets.forEachPrimaryKey(in: scope) { keys.insert($0) }
+                return keys
+            },
             describe: { (scope) throws(StoreError) in
                 let info = try scope.store.info(for: P.Target.self)
                 let plan = try targets.describe(
@@ -66,7 +75,9 @@ extension Query {
         return linking(
             via: path,
             targets: { (scope) throws(StoreError) in
-                try ids.map { (id) throws(StoreError) in try scope.primaryKey(id, of: P.Target.self) }
+                var keys = SortedKeys()
+                for id in ids { keys.insert(try scope.primaryKey(id, of: P.Target.self)) }
+                return keys
             },
             describe: { _ in "\(ids.count) given \(P.Target.schema.name) records" }, targetsRead: [])
     }
@@ -88,7 +99,7 @@ extension Query {
     }
 
     private func linking<P: LinkProperty>(
-        via path: KeyPath<M, P> & Sendable, targets: @escaping @Sendable (ReadScope) throws(StoreError) -> [[UInt8]],
+        via path: KeyPath<M, P> & Sendable, targets: @escaping @Sendable (ReadScope) throws(StoreError) -> SortedKeys,
         describe: @escaping @Sendable (ReadScope) throws(StoreError) -> String, targetsRead: Set<String>
     ) -> Query {
         var query = self
@@ -100,9 +111,18 @@ extension Query {
         return query
     }
 
-    /// The primary keys of the matching records: from the index (or the ids' ranges) alone when it decides the query,
-    /// without reading the records.
+    /// The primary keys of the matching records, in the query's order.
     func primaryKeys(in context: ReadScope) throws(StoreError) -> [[UInt8]] {
+        var keys: [[UInt8]] = []
+        try forEachPrimaryKey(in: context) { keys.append(Array($0)) }
+        return keys
+    }
+
+    /// Hands `body` the primary key of each matching record: from the index (or the ids' ranges) alone when it
+    /// decides the query, without reading the records.
+    func forEachPrimaryKey(
+        in context: ReadScope, _ body: (UnsafeRawBufferPointer) -> Void
+    ) throws(StoreError) {
         let info = try context.store.info(for: M.self)
         let plan = try plan(info: info, context: context)
         let unshaped = ordering.isEmpty && distinctKey == nil && limitCount == nil && skipCount == 0
@@ -116,24 +136,22 @@ extension Query {
                 }
             if let source {
                 let txn = try context.lmdb
-                var keys: [[UInt8]] = []
                 try context.store.core.run("read") {
                     for range in source.ranges {
                         try txn.walk(source.database, range: range) { entry in
-                            keys.append(Array(source.keyIsValue ? entry.value : entry.key))
+                            body(source.keyIsValue ? entry.value : entry.key)
                             return true
                         }
                     }
                 }
-                return keys
+                return
             }
         }
-        return try execute(in: context, info: info).map { (value) throws(StoreError) in
-            try context.primaryKey(value.id, of: M.self)
+        for value in try execute(in: context, info: info) {
+            try context.primaryKey(value.id, of: M.self).withUnsafeBytes { body($0) }
         }
     }
 
-    /// The keys of the records that link to the filter's targets, each once, in key order.
     /// The one record a `linking(to:via:)` query finds through an exclusive link, or `nil`.
     ///
     /// - Throws: `StoreError.linkNotExclusive` when the link is not declared `exclusive`.
@@ -149,14 +167,43 @@ extension Query {
         }
     }
 
-    func linkingKeys(_ filter: LinkFilter<M>, link: LinkInfo, in context: ReadScope) throws(StoreError) -> [[UInt8]] {
-        let targets = try filter.targets(context)
-        if targets.count == 1 { return try context.sources(linkingTo: targets[0], via: link) }
+    /// The keys of the records that link to the filter's targets, each once.
+    func linkingKeys(_ filter: LinkFilter<M>, link: LinkInfo, in context: ReadScope) throws(StoreError) -> SortedKeys {
+        try linkingKeys(to: try filter.targets(context), link: link, in: context)
+    }
+
+    /// The keys of the records that link to `targets`, each once. The targets are visited in key order with one
+    /// cursor, which steps to the next key of the backlink database while a target is near (the targets of a broad
+    /// query are most of its keys) and seeks to it otherwise.
+    func linkingKeys(to targets: SortedKeys, link: LinkInfo, in context: ReadScope) throws(StoreError) -> SortedKeys {
         var found = SortedKeys()
         let txn = try context.lmdb
         try context.store.core.run("read a backlink index") {
-            try txn.forEachDuplicate(ofEach: targets, in: link.database) { source in found.insert(source) }
+            try txn.withCursor(link.database) { cursor in
+                // The first entry of the key the cursor stands on; `nil` before the first target and past the end.
+                var current: Entry? = nil
+                var started = false
+                try targets.forEachSorted { (target) throws(LMDBError) in
+                    var steps = 0
+                    while let entry = current, SortedKeys.compare(entry.key, target) < 0, steps < Self.stepsBeforeSeek {
+                        current = try cursor.nextKey()
+                        steps += 1
+                    }
+                    if !started || current.map({ SortedKeys.compare($0.key, target) < 0 }) == true {
+                        current = try cursor.seek(atLeast: target)
+                        started = true
+                    }
+                    guard let entry = current, SortedKeys.compare(entry.key, target) == 0 else { return true }
+                    found.insert(entry.value)
+                    while let duplicate = try cursor.nextDuplicate() { found.insert(duplicate.value) }
+                    current = try cursor.nextKey()
+                    return true
+                }
+            }
         }
-        return found.sorted()
+        return found
     }
+
+    /// How many keys a backlink walk steps over before it seeks to a target instead.
+    private static var stepsBeforeSeek: Int { 4 }
 }
