@@ -222,53 +222,92 @@ extension ReadScope {
         return values
     }
 
-    /// Decodes `entries` in one chunk per core. The entries point into pages of this transaction, which stay
-    /// mapped and unchanged while it is open; workers never call into the transaction itself. A chunk that meets
-    /// a key tag newer than `dictionary` is decoded again here, after the dictionary has been reloaded.
+    /// Decodes `entries` in one chunk per core, each worker straight into its part of the result's storage: no
+    /// array per chunk to copy from and free. The entries point into pages of this transaction, which stay mapped and
+    /// unchanged while it is open; workers never call into the transaction itself. A chunk that meets a key tag newer
+    /// than `dictionary`, or fails, is decoded again here, after the dictionary has been reloaded, so that the error
+    /// names the record.
     ///
     /// No memory is written by two threads: the workers only read `entries` and `shared` (immutable but for its
-    /// field tables, behind their lock), each fills an array of its own, and hands it over under `chunks`' lock,
-    /// which this thread takes to read it once `concurrentPerform` has returned.
+    /// field tables, behind their lock), each initializes its own range of the storage and reports how many records
+    /// it kept under `kept`'s lock, which this thread takes to read them once `concurrentPerform` has returned. Then
+    /// this thread moves each chunk's records down to follow the previous chunk's (records a `keep` dropped leave
+    /// gaps).
     private func decodeInParallel<M: Model>(
         _ type: M.Type, _ entries: [Entry], info: ModelInfo, dictionary: inout KeyDictionary,
         keeping keep: (@Sendable (M) -> Bool)?
     ) throws(StoreError) -> [M] {
         let chunkCount = ParallelDecoding.workers
         let chunkSize = (entries.count + chunkCount - 1) / chunkCount
+        let total = entries.count
+        @Sendable func chunkRange(_ chunk: Int) -> Range<Int> {
+            chunk * chunkSize..<min((chunk + 1) * chunkSize, total)
+        }
         let shared = dictionary
-        let chunks = Lock<[Int: Result<[M], any Error>]>([:])
-        entries.withUnsafeBufferPointer { all in
-            let all = UncheckedSendable(all)
-            DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
-                let range = chunk * chunkSize..<min((chunk + 1) * chunkSize, all.value.count)
-                let decoder = RecordDecoder()
-                let result = Result { () throws -> [M] in
-                    var values: [M] = []
-                    values.reserveCapacity(keep == nil ? range.count : 0)
-                    for (_, value) in all.value[range] {
-                        let decoded = try decoder.decodeRecord(M.self, from: value, dictionary: shared)
-                        if keep?(decoded) ?? true { values.append(decoded) }
+        // How many records each chunk decoded and kept, at the start of its range; `nil` for a chunk that failed
+        // (and left its range uninitialized).
+        let kept = Lock<[Int: Int]>([:])
+        var failure: StoreError?
+        let values = [M](initializingUpTo: entries.count) { base, count in
+            let storage = UncheckedSendable(base)
+            entries.withUnsafeBufferPointer { all in
+                let all = UncheckedSendable(all)
+                DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
+                    let range = chunkRange(chunk)
+                    let start = storage.value + range.lowerBound
+                    let decoder = RecordDecoder()
+                    var written = 0
+                    do {
+                        for (_, value) in all.value[range] {
+                            (start + written).initialize(
+                                to: try decoder.decodeRecord(M.self, from: value, dictionary: shared))
+                            if let keep, !keep((start + written).pointee) {
+                                (start + written).deinitialize(count: 1)
+                                continue
+                            }
+                            written += 1
+                        }
+                        kept.withLock { $0[chunk] = written }
+                    } catch {
+                        start.deinitialize(count: written)
                     }
-                    return values
                 }
-                chunks.withLock { $0[chunk] = result }
+            }
+            for chunk in 0..<chunkCount {
+                let range = chunkRange(chunk)
+                if let written = kept.withLock({ $0[chunk] }) {
+                    // Down to follow the records before it: the regions may overlap, which a move allows.
+                    if count != range.lowerBound {
+                        (base + count).moveInitialize(from: base + range.lowerBound, count: written)
+                    }
+                    count += written
+                    continue
+                }
+                // A failed chunk is decoded again on this thread, into its own range (free: the chunks before it
+                // end at or below its start), which reloads the dictionary or reports the failing record.
+                do throws(StoreError) {
+                    for (key, value) in entries[range] {
+                        (base + count).initialize(
+                            to: try decode(M.self, value, key: key, info: info, dictionary: &dictionary))
+                        if let keep, !keep((base + count).pointee) {
+                            (base + count).deinitialize(count: 1)
+                            continue
+                        }
+                        count += 1
+                    }
+                } catch {
+                    failure = error
+                    // The later chunks' records are not part of the array: deinitialize them before it is made.
+                    for later in chunk + 1..<chunkCount {
+                        if let written = kept.withLock({ $0[later] }) {
+                            (base + chunkRange(later).lowerBound).deinitialize(count: written)
+                        }
+                    }
+                    return
+                }
             }
         }
-        var values: [M] = []
-        values.reserveCapacity(keep == nil ? entries.count : 0)
-        for chunk in 0..<chunkCount {
-            let range = chunk * chunkSize..<min((chunk + 1) * chunkSize, entries.count)
-            if case .success(let decoded) = chunks.withLock({ $0[chunk] }) {
-                values.append(contentsOf: decoded)
-                continue
-            }
-            // A failed chunk is decoded again on this thread, which reloads the dictionary or reports the
-            // failing record with its id and field.
-            for (key, value) in entries[range] {
-                let decoded = try decode(M.self, value, key: key, info: info, dictionary: &dictionary)
-                if keep?(decoded) ?? true { values.append(decoded) }
-            }
-        }
+        if let failure { throw failure }
         return values
     }
 }
