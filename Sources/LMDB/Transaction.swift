@@ -89,8 +89,9 @@ public final class WriteTransaction: ReadTransaction {
         try track(mdb_put(handle, database.handle, &k, &v, flags.rawValue))
     }
 
-    /// Stores `value` under `key` through `cursor`, which is left on the new entry: a bulk load's `append` through
-    /// one cursor finds the tree's end where the last put left it, where `put` searches from the root each time.
+    /// Stores `value` under `key` through `cursor`, which is left on the new entry. A bulk load puts through one
+    /// cursor rather than `put`, which makes a cursor for each entry; an `appendDuplicate` then finds the key on the
+    /// cursor's page without searching the tree.
     public func put(
         through cursor: Cursor, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: PutFlags = []
     ) throws(LMDBError) {
@@ -99,17 +100,25 @@ public final class WriteTransaction: ReadTransaction {
         try track(mdb_cursor_put(cursor.handle, &k, &v, flags.rawValue))
     }
 
-    /// Replaces the value of the entry `cursor` stands on, without searching for it again: the cursor's own entry,
-    /// as a walk that rewrites records goes. `key` is that entry's key, copied out of the page first (LMDB moves the
-    /// entry while it writes a value of another size); the cursor stays on the entry. Not for a DUPSORT database,
-    /// where a value is also its place.
+    /// Replaces the value of the entry `cursor` stands on when that entry's key is `key`, without searching the tree
+    /// (`MDB_CURRENT`), and returns `true`; returns `false` and writes nothing when the cursor no longer stands on
+    /// `key`: its entry was deleted, or its database emptied, by another write since the cursor reached it. The cursor
+    /// stays on the entry. `key` must not point into the map: LMDB moves the entry while it writes a value of another
+    /// size. Not for a DUPSORT database, where a value is also its place.
     public func replaceCurrent(
         of cursor: Cursor, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer
-    ) throws(LMDBError) {
+    ) throws(LMDBError) -> Bool {
         guard !cursor.isDuplicateSorted else { throw .incompatible }
+        // LMDB's MDB_CURRENT trusts the cursor: after a delete it would rewrite the next entry, or a slot past the
+        // page's last one. Where the cursor stands is read first.
+        var current = MDB_val()
+        var currentValue = MDB_val()
+        let code = mdb_cursor_get(cursor.handle, &current, &currentValue, MDB_GET_CURRENT)
+        guard code == 0, bytes(of: current).elementsEqual(key) else { return false }
         var k = mdbValue(key)
         var v = mdbValue(value)
         try track(mdb_cursor_put(cursor.handle, &k, &v, UInt32(MDB_CURRENT)))
+        return true
     }
 
     /// Removes `key` (in a DUPSORT database, all its values). Returns `false` when it was not stored.

@@ -263,4 +263,117 @@ struct LMDBTests {
             return true
         }
     }
+    /// A walk rewrites each value where its cursor stands, smaller, equal, larger and past a page (an overflow
+    /// page); the cursor goes on to the next key, and every key holds what was written.
+    @Test func replaceCurrentRewritesTheEntryTheCursorStandsOn() throws {
+        let folder = Folder()
+        let env = try Environment(path: folder.path)
+        let keys = (0..<300).map { String(format: "k%03d", $0) }
+        func value(_ number: Int, _ round: Int) -> [UInt8] {
+            [UInt8](repeating: UInt8(truncatingIfNeeded: number &+ round), count: [1, 16, 16, 300, 5_000][number % 5])
+        }
+        try env.write { txn in
+            let db = try txn.createDatabase(named: "plain")
+            for (number, key) in keys.enumerated() { try txn.put(db, key: bytes(key), value: bytes("v\(number)")) }
+            var visited: [String] = []
+            try txn.withCursor(db) { cursor in
+                var entry = try cursor.first()
+                while let found = entry {
+                    let key = Array(found.key)
+                    visited.append(String(decoding: key, as: UTF8.self))
+                    let replaced = try key.withUnsafeBytes { key in
+                        try value(visited.count - 1, 1).withUnsafeBytes {
+                            try txn.replaceCurrent(of: cursor, key: key, value: $0)
+                        }
+                    }
+                    #expect(replaced)
+                    entry = try cursor.next()
+                }
+            }
+            #expect(visited == keys)
+            for (number, key) in keys.enumerated() {
+                #expect(try txn.get(db, key: bytes(key)).map(Array.init) == value(number, 1))
+            }
+        }
+    }
+
+    /// When another write deleted the cursor's entry, or emptied its database, `replaceCurrent` writes nothing and
+    /// says so: LMDB's `MDB_CURRENT` would rewrite the next entry, or a slot past the page's last one.
+    @Test func replaceCurrentRefusesAnEntryDeletedUnderTheCursor() throws {
+        let folder = Folder()
+        let env = try Environment(path: folder.path)
+        try env.write { txn in
+            let db = try txn.createDatabase(named: "plain")
+            for key in ["a", "b", "c"] { try txn.put(db, key: bytes(key), value: bytes("value of \(key)")) }
+            func replace(_ key: String, after change: () throws -> Void) throws -> Bool {
+                try txn.withCursor(db) { cursor in
+                    _ = try bytes(key).withUnsafeBytes { try cursor.seek(to: $0) }
+                    try change()
+                    return try bytes(key).withUnsafeBytes { key in
+                        try bytes("new").withUnsafeBytes { try txn.replaceCurrent(of: cursor, key: key, value: $0) }
+                    }
+                }
+            }
+            // The middle entry, then the last (the cursor past the page's last node), then a key not the cursor's.
+            #expect(try !replace("b") { try txn.delete(db, key: bytes("b")) })
+            #expect(try !replace("c") { try txn.delete(db, key: bytes("c")) })
+            #expect(try !replace("zz") {})
+            var entries: [String] = []
+            try txn.walk(db) { entry in
+                entries.append("\(text(entry.key) ?? "")=\(text(entry.value) ?? "")")
+                return true
+            }
+            #expect(entries == ["a=value of a"])
+            #expect(try !replace("a") { try txn.empty(db) })
+            #expect(try txn.statistics(db).entries == 0)
+            let duplicates = try txn.createDatabase(named: "dups", flags: .duplicateSort)
+            try txn.put(duplicates, key: bytes("a"), value: bytes("1"))
+            #expect(throws: LMDBError.incompatible) {
+                try txn.withCursor(duplicates) { cursor in
+                    _ = try cursor.first()
+                    return try bytes("a").withUnsafeBytes { key in
+                        try bytes("2").withUnsafeBytes { try txn.replaceCurrent(of: cursor, key: key, value: $0) }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A sorted load through one cursor, appending keys and their duplicates, holds what plain puts would.
+    @Test func putThroughOneCursorAppendsKeysAndDuplicates() throws {
+        let folder = Folder()
+        let env = try Environment(path: folder.path)
+        try env.write { txn in
+            let db = try txn.createDatabase(named: "dups", flags: .duplicateSort)
+            let pairs = (0..<2_000).map { (String(format: "key%04d", $0 / 7), String(format: "v%05d", $0)) }
+            try txn.withCursor(db) { cursor in
+                var previous: String?
+                for (key, value) in pairs {
+                    let flags: PutFlags = previous == key ? .appendDuplicate : .append
+                    try bytes(key).withUnsafeBytes { key in
+                        try bytes(value).withUnsafeBytes {
+                            try txn.put(through: cursor, key: key, value: $0, flags: flags)
+                        }
+                    }
+                    previous = key
+                }
+            }
+            var stored: [String] = []
+            try txn.walk(db) { entry in
+                stored.append("\(text(entry.key) ?? "") \(text(entry.value) ?? "")")
+                return true
+            }
+            #expect(stored == pairs.map { "\($0) \($1)" })
+            // Out of order, an append is refused, not stored out of place.
+            #expect(throws: LMDBError.self) {
+                try txn.withCursor(db) { cursor in
+                    try bytes("key0000").withUnsafeBytes { key in
+                        try bytes("late").withUnsafeBytes {
+                            try txn.put(through: cursor, key: key, value: $0, flags: .append)
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

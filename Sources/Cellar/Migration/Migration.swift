@@ -76,15 +76,21 @@ public final class Migration {
     }
 
     /// Hands `body` each record of the model stored as `model`, in primary-key order, as a `DynamicRecord` to read
-    /// and edit. An edited record is written back as the enumeration moves past it; records given a new id or
-    /// deleted move when it ends. A model the file does not hold has no records.
+    /// and edit. A model the file does not hold has no records.
+    ///
+    /// Edits are written as the enumeration goes, as Realm's migration objects take them: a record edited in place is
+    /// written back when `body` returns for it; records given a new id (`set("id", to:)`) or deleted move when the
+    /// enumeration ends, so that ids may shift by one without meeting themselves half-way. When `body` throws, the
+    /// enumeration stops there and rethrows: what it did to the records before (their moves included) is written, and
+    /// the record it threw on is left as it was. (A step that lets the error through fails the migration, and the
+    /// store is left as it was before the migration began.)
     public func enumerateRecords(ofType model: String, _ body: (inout DynamicRecord) throws -> Void) throws {
         guard let state = try self.model(model) else { return }
-        // Re-keys and deletes apply as a whole once the walk is done: every record that moves or goes leaves first,
-        // so ids may shift by one (`set("id", to: id + 1)` on every record) without meeting themselves half-way.
         var moved: [(key: [UInt8], record: DynamicRecord)] = []
-        // An edit that keeps the record's id replaces the value where the walk stands: no second search of the
-        // tree, and no record held until the end.
+        var failure: (any Error)?
+        // An edit that keeps the record's id replaces the value where the walk stands: no second search of the tree,
+        // and no record held until the end. Where another write in `body` (a nested enumeration's delete, say) moved
+        // the walk's cursor off the record, the record is put by its key instead.
         var value: [UInt8] = []
         try txn.withCursor(state.records) { cursor in
             var entry = try cursor.first()
@@ -92,23 +98,39 @@ public final class Migration {
                 let key = Array(found.key)
                 var record = DynamicRecord(
                     model: state, fields: try state.fields(of: found.value, key: key), primaryKey: key)
-                try body(&record)
+                do {
+                    try body(&record)
+                } catch {
+                    failure = error
+                    return
+                }
+                var replaced = true
                 if record.isDeleted || record.primaryKey != key {
                     moved.append((key, record))
                 } else if record.isEdited {
                     state.isTouched = true
                     record.fields.serialize(into: &value)
-                    try key.withUnsafeBytes { key in
+                    replaced = try key.withUnsafeBytes { key in
                         try value.withUnsafeBytes { try txn.replaceCurrent(of: cursor, key: key, value: $0) }
                     }
+                    if !replaced { try put(record, in: state, replacing: true) }
                 }
-                entry = try cursor.next()
+                if replaced {
+                    entry = try cursor.next()
+                } else {
+                    // The cursor lost its place (its entry deleted, or its database emptied, under it): the walk
+                    // goes on from the first record after this one, found by its key.
+                    entry = try key.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+                    if let next = entry, next.key.elementsEqual(key) { entry = try cursor.next() }
+                }
             }
         }
-        guard !moved.isEmpty else { return }
-        state.isTouched = true
-        for (key, _) in moved { _ = try txn.delete(state.records, key: key) }
-        for (_, record) in moved where !record.isDeleted { try put(record, in: state, replacing: false) }
+        if !moved.isEmpty {
+            state.isTouched = true
+            for (key, _) in moved { _ = try txn.delete(state.records, key: key) }
+            for (_, record) in moved where !record.isDeleted { try put(record, in: state, replacing: false) }
+        }
+        if let failure { throw failure }
     }
 
     /// Renames a field in every record of the model (Realm's `renameProperty(onType:from:to:)`).

@@ -32,8 +32,8 @@ struct IndexLoad {
         let mustBeUnique: Bool
         /// The key's first 16 bytes: the whole of an integer's or a short string's key.
         let keyWords: (UInt64, UInt64)
-        /// The value's (the record's key's) first 8 bytes.
-        let valueWord: UInt64
+        /// The value's (the record's key's) first 16 bytes: the whole of an integer id's key (9 bytes).
+        let valueWords: (UInt64, UInt64)
 
         static func words(_ bytes: some Collection<UInt8>) -> (UInt64, UInt64) {
             var words: (UInt64, UInt64) = (0, 0)
@@ -70,7 +70,7 @@ struct IndexLoad {
         entries.append(
             Entry(
                 start: bytes.count, keyCount: key.count, valueCount: primaryKey.count, mustBeUnique: mustBeUnique,
-                keyWords: Entry.words(key), valueWord: Entry.words(primaryKey).0))
+                keyWords: Entry.words(key), valueWords: Entry.words(primaryKey)))
         bytes.append(contentsOf: key)
         bytes.append(contentsOf: primaryKey)
     }
@@ -85,7 +85,7 @@ struct IndexLoad {
         let bytes = bytes
         let loaded: Result<Void, StoreError>
         do {
-            // One cursor for the whole load: an entry appended goes where the last one went, found without a search.
+            // One cursor for the whole load: no cursor made for each entry, and a key's values appended on its page.
             loaded = try txn.withCursor(database) { cursor in
                 bytes.withUnsafeBytes { raw in
                     Result { () throws(StoreError) in
@@ -118,8 +118,9 @@ struct IndexLoad {
             return SortedKeys.compare(key(first), key(second))
         }
         func compareValues(_ first: Entry, _ second: Entry) -> Int {
-            if first.valueWord != second.valueWord { return first.valueWord < second.valueWord ? -1 : 1 }
-            guard first.valueCount > 8 || second.valueCount > 8 else { return first.valueCount - second.valueCount }
+            if first.valueWords.0 != second.valueWords.0 { return first.valueWords.0 < second.valueWords.0 ? -1 : 1 }
+            if first.valueWords.1 != second.valueWords.1 { return first.valueWords.1 < second.valueWords.1 ? -1 : 1 }
+            guard first.valueCount > 16 || second.valueCount > 16 else { return first.valueCount - second.valueCount }
             return SortedKeys.compare(value(first), value(second))
         }
         entries.sort { first, second in

@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 import PropertyBased
 import Testing
 
@@ -95,6 +96,114 @@ struct InPlaceRewriteTests {
                     #expect(found == after.values.filter { $0.size == size }.map(\.id).sorted())
                 }
                 #expect(try store.verifyIntegrity().problems == [])
+            }
+        }
+    }
+    struct Tag: Model, Equatable {
+        var id: Int64
+        var name: String
+        static let schema = Schema<Tag>(name: "RewriteTag")
+    }
+
+    /// Three tags, migrated by `step`; what the store holds after.
+    func migrated(_ step: @escaping @Sendable (Migration) throws -> Void) throws -> [Tag] {
+        let folder = TemporaryFolder()
+        do {
+            let store = try Store(at: folder.url, configuration: .init(models: [Tag.self]))
+            try store.write { tx in for id in 1...3 { try tx.insert(Tag(id: Int64(id), name: "tag \(id)")) } }
+        }
+        let configuration = Configuration(models: [Tag.self], schemaVersion: 2, migrations: [.to(2, step)])
+        let store = try Store(at: folder.url, configuration: configuration)
+        #expect(try store.verifyIntegrity().problems == [])
+        return try store.objects(Tag.self).results().map { $0 }
+    }
+
+    /// A nested enumeration deletes the record the outer walk stands on, which the outer body then edits: the edit is
+    /// written by the record's key (the walk's cursor no longer stands on it: LMDB's `MDB_CURRENT` would have
+    /// rewritten the next record, or a slot past the page's end), and the walk goes on with the next record, each
+    /// visited once. Names of the same size and of another, and the last record.
+    @Test(arguments: [(2, "tag 9"), (2, "a longer name"), (3, "a longer name")])
+    func anEditAfterANestedDeleteOfItsRecordIsWrittenByKey(edited: Int, name: String) throws {
+        let visits = Lock<[Int64]>([])
+        let tags = try migrated { migration in
+            try migration.enumerateRecords(ofType: "RewriteTag") { outer in
+                let id = try outer.value("id", as: Int64.self) ?? 0
+                visits.withLock { $0.append(id) }
+                guard id == edited else { return }
+                try migration.enumerateRecords(ofType: "RewriteTag") { inner in
+                    if try inner.value("id", as: Int64.self) == id { inner.delete() }
+                }
+                try outer.set("name", to: name)
+            }
+        }
+        var expected = (1...3).map { Tag(id: Int64($0), name: "tag \($0)") }
+        expected[edited - 1].name = name
+        #expect(tags == expected)
+        #expect(visits.withLock { $0 } == [1, 2, 3])
+    }
+
+    /// `deleteData` of the model being walked empties its database under the walk; an edit after it is written by key
+    /// and the walk ends (the cursor, reset by the drop, must not start again from the first record).
+    @Test func anEditAfterDeleteDataIsWrittenAndTheWalkEnds() throws {
+        struct Endless: Error {}
+        let visits = Lock(0)
+        let tags = try migrated { migration in
+            try migration.enumerateRecords(ofType: "RewriteTag") { record in
+                // A walk that started again would never end: it fails instead.
+                let visit = visits.withLock { count in
+                    count += 1
+                    return count
+                }
+                guard visit < 10 else { throw Endless() }
+                guard try record.value("id", as: Int64.self) == 2 else { return }
+                try migration.deleteData(forType: "RewriteTag")
+                try record.set("name", to: "kept")
+            }
+        }
+        #expect(tags == [Tag(id: 2, name: "kept")])
+        #expect(visits.withLock { $0 } == 2)
+    }
+
+    /// Edits are written as the walk goes: records edited before `deleteData` go with the rest, and records given a
+    /// new id before it move in when the walk ends.
+    @Test func deleteDataTakesWhatWasWrittenBeforeItAndMovesComeAfter() throws {
+        let tags = try migrated { migration in
+            try migration.enumerateRecords(ofType: "RewriteTag") { record in
+                switch try record.value("id", as: Int64.self) ?? 0 {
+                case 1: try record.set("name", to: "edited")
+                case 2: try record.set("id", to: Int64(20))
+                default: try migration.deleteData(forType: "RewriteTag")
+                }
+            }
+        }
+        #expect(tags == [Tag(id: 20, name: "tag 2")])
+    }
+
+    /// A body that throws stops the enumeration, which rethrows: the records before are written, their moves
+    /// included, and the one it threw on is left as it was. A step that lets the error through fails the migration
+    /// with nothing written.
+    @Test func aThrowingBodyStopsTheWalkWithWhatCameBeforeWritten() throws {
+        struct Stop: Error {}
+        let tags = try migrated { migration in
+            #expect(throws: Stop.self) {
+                try migration.enumerateRecords(ofType: "RewriteTag") { record in
+                    switch try record.value("id", as: Int64.self) ?? 0 {
+                    case 1: try record.set("name", to: "edited")
+                    case 2: try record.set("id", to: Int64(20))
+                    default:
+                        try record.set("name", to: "never written")
+                        throw Stop()
+                    }
+                }
+            }
+        }
+        #expect(tags == [Tag(id: 1, name: "edited"), Tag(id: 3, name: "tag 3"), Tag(id: 20, name: "tag 2")])
+        #expect(throws: StoreError.self) {
+            _ = try migrated { migration in
+                try migration.enumerateRecords(ofType: "RewriteTag") { record in
+                    try record.set("name", to: "edited")
+                    if try record.value("id", as: Int64.self) == 2 { throw Stop() }
+                }
             }
         }
     }
