@@ -206,5 +206,5 @@ extension Query {
 
     /// How many keys a backlink walk steps over before it seeks to a target instead: a step (`MDB_NEXT_NODUP` and a
     /// comparison) costs about 300 instructions, a seek about 1,100 (callgrind).
-    private static var stepsBeforeSeek: Int { 2 }
+    private static var stepsBeforeSeek: Int { 3 }
 }
