@@ -204,22 +204,30 @@ extension ReadScope {
         var failure: StoreError?
         let values = [M](initializingUpTo: entries.count) { base, count in
             do throws(StoreError) {
-                for (key, value) in entries {
-                    // Decoded in place, and dropped there if not kept: a value is never copied.
-                    (base + count).initialize(
-                        to: try decode(M.self, value, key: key, info: info, dictionary: &dictionary))
-                    if let keep, !keep((base + count).pointee) {
-                        (base + count).deinitialize(count: 1)
-                        continue
-                    }
-                    count += 1
-                }
+                try decodeInPlace(entries[...], at: base, count: &count, info: info, dictionary: &dictionary, keep)
             } catch {
                 failure = error
             }
         }
         if let failure { throw failure }
         return values
+    }
+
+    /// Decodes `entries` on this thread into the storage at `base + count` and on, keeping those `keep` accepts, and
+    /// counts them in `count`: each value decoded in place, and dropped there if not kept, so that none is copied. On
+    /// an error, what `count` counts is initialized and nothing past it.
+    private func decodeInPlace<M: Model>(
+        _ entries: ArraySlice<Entry>, at base: UnsafeMutablePointer<M>, count: inout Int, info: ModelInfo,
+        dictionary: inout KeyDictionary, _ keep: (@Sendable (M) -> Bool)?
+    ) throws(StoreError) {
+        for (key, value) in entries {
+            (base + count).initialize(to: try decode(M.self, value, key: key, info: info, dictionary: &dictionary))
+            if let keep, !keep((base + count).pointee) {
+                (base + count).deinitialize(count: 1)
+                continue
+            }
+            count += 1
+        }
     }
 
     /// Decodes `entries` in one chunk per core, each worker straight into its part of the result's storage: no
@@ -286,15 +294,8 @@ extension ReadScope {
                 // A failed chunk is decoded again on this thread, into its own range (free: the chunks before it
                 // end at or below its start), which reloads the dictionary or reports the failing record.
                 do throws(StoreError) {
-                    for (key, value) in entries[range] {
-                        (base + count).initialize(
-                            to: try decode(M.self, value, key: key, info: info, dictionary: &dictionary))
-                        if let keep, !keep((base + count).pointee) {
-                            (base + count).deinitialize(count: 1)
-                            continue
-                        }
-                        count += 1
-                    }
+                    try decodeInPlace(
+                        entries[range], at: base, count: &count, info: info, dictionary: &dictionary, keep)
                 } catch {
                     failure = error
                     // The later chunks' records are not part of the array: deinitialize them before it is made.

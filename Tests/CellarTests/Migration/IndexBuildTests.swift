@@ -135,13 +135,7 @@ struct IndexBuildTests {
             }
             return found
         }
-        var expected: [([UInt8], [UInt8])] = []
-        for pair in pairs.sorted(by: {
-            $0.0 == $1.0 ? SortedKeys.precedes($0.1, $1.1) : SortedKeys.precedes($0.0, $1.0)
-        })
-        where expected.last.map({ $0 != pair }) ?? true {
-            expected.append(pair)
-        }
+        let expected = Self.inLMDBOrder(pairs)
         #expect(stored.map(\.0) == expected.map(\.0))
         #expect(stored.map(\.1) == expected.map(\.1))
 
@@ -188,13 +182,7 @@ struct IndexBuildTests {
                 pairs + pairs.prefix(5) + pairs.prefix(5).map { ($0.0, $0.1 + [9]) }
                 + pairs.prefix(3).map { ($0.0 + [0], $0.1) } + pairs.prefix(3).map { ($0.0, $0.1 + [0]) }
             let budget = [0, 64, 512, 1 << 20][budgetChoice]
-            var expected: [([UInt8], [UInt8])] = []
-            for pair in drawn.sorted(by: {
-                $0.0 == $1.0 ? SortedKeys.precedes($0.1, $1.1) : SortedKeys.precedes($0.0, $1.0)
-            })
-            where expected.last.map({ $0 != pair }) ?? true {
-                expected.append(pair)
-            }
+            let expected = Self.inLMDBOrder(drawn)
             let stored: [([UInt8], [UInt8])] = try store.core.environment.write { txn in
                 let database = try txn.createDatabase(named: "i/Test.bytes", flags: .duplicateSort)
                 // Dropped when read: every run starts from an empty database.
@@ -230,5 +218,16 @@ struct IndexBuildTests {
             }
             #expect(refused == keysWithTwoValues)
         }
+    }
+    /// Key/value pairs as a DUPSORT database holds them: by key, then by value, each pair once.
+    static func inLMDBOrder(_ pairs: [([UInt8], [UInt8])]) -> [([UInt8], [UInt8])] {
+        var ordered: [([UInt8], [UInt8])] = []
+        for pair in pairs.sorted(by: {
+            $0.0 == $1.0 ? SortedKeys.precedes($0.1, $1.1) : SortedKeys.precedes($0.0, $1.0)
+        })
+        where ordered.last.map({ $0 != pair }) ?? true {
+            ordered.append(pair)
+        }
+        return ordered
     }
 }
