@@ -120,21 +120,7 @@ struct IndexBuildTests {
             pairs.append((key, primaryKey))
         }
         pairs += pairs.prefix(20)
-        let stored: [([UInt8], [UInt8])] = try store.core.environment.write { txn in
-            let database = try txn.createDatabase(named: "i/Test.load", flags: .duplicateSort)
-            var load = IndexLoad(unique: nil, budget: 256)
-            for (key, primaryKey) in pairs {
-                load.add(key, primaryKey: primaryKey)
-                if load.isFull { try load.write(to: database, writer: writer, in: txn) }
-            }
-            try load.write(to: database, writer: writer, in: txn)
-            var found: [([UInt8], [UInt8])] = []
-            try txn.walk(database) { entry in
-                found.append((Array(entry.key), Array(entry.value)))
-                return true
-            }
-            return found
-        }
+        let stored = try Self.loaded(pairs, budget: 256, into: store, writer: writer)
         let expected = Self.inLMDBOrder(pairs)
         #expect(stored.map(\.0) == expected.map(\.0))
         #expect(stored.map(\.1) == expected.map(\.1))
@@ -183,23 +169,7 @@ struct IndexBuildTests {
                 + pairs.prefix(3).map { ($0.0 + [0], $0.1) } + pairs.prefix(3).map { ($0.0, $0.1 + [0]) }
             let budget = [0, 64, 512, 1 << 20][budgetChoice]
             let expected = Self.inLMDBOrder(drawn)
-            let stored: [([UInt8], [UInt8])] = try store.core.environment.write { txn in
-                let database = try txn.createDatabase(named: "i/Test.bytes", flags: .duplicateSort)
-                // Dropped when read: every run starts from an empty database.
-                defer { try? txn.drop(database) }
-                var load = IndexLoad(unique: nil, budget: budget)
-                for (key, value) in drawn {
-                    load.add(key, primaryKey: value)
-                    if load.isFull { try load.write(to: database, writer: writer, in: txn) }
-                }
-                try load.write(to: database, writer: writer, in: txn)
-                var found: [([UInt8], [UInt8])] = []
-                try txn.walk(database) { entry in
-                    found.append((Array(entry.key), Array(entry.value)))
-                    return true
-                }
-                return found
-            }
+            let stored = try Self.loaded(drawn, budget: budget, into: store, writer: writer)
             #expect(stored.map(\.0) == expected.map(\.0))
             #expect(stored.map(\.1) == expected.map(\.1))
             // Unique: refused exactly when a key has two values, found in one part (the other parts search).
@@ -229,5 +199,27 @@ struct IndexBuildTests {
             ordered.append(pair)
         }
         return ordered
+    }
+    /// `pairs` loaded into an empty DUPSORT database through `IndexLoad`, written in parts when they pass `budget`,
+    /// and read back; the database is dropped, so that every load starts from an empty one.
+    static func loaded(
+        _ pairs: [([UInt8], [UInt8])], budget: Int, into store: Store, writer: IndexWriter
+    ) throws -> [([UInt8], [UInt8])] {
+        try store.core.environment.write { txn in
+            let database = try txn.createDatabase(named: "i/Test.load", flags: .duplicateSort)
+            defer { try? txn.drop(database) }
+            var load = IndexLoad(unique: nil, budget: budget)
+            for (key, value) in pairs {
+                load.add(key, primaryKey: value)
+                if load.isFull { try load.write(to: database, writer: writer, in: txn) }
+            }
+            try load.write(to: database, writer: writer, in: txn)
+            var found: [([UInt8], [UInt8])] = []
+            try txn.walk(database) { entry in
+                found.append((Array(entry.key), Array(entry.value)))
+                return true
+            }
+            return found
+        }
     }
 }
