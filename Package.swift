@@ -14,6 +14,10 @@ let package = Package(
         // The `cellar` command-line tool. Its module is not named `cellar`: on a case-insensitive file system that
         // name would collide with `Cellar`'s.
         .executable(name: "cellar", targets: ["CellarTool"]),
+        // Sync through a server (Server/, a package of its own): the client, and the messages both sides speak. Only
+        // their users build them; neither needs a server package.
+        .library(name: "CellarSync", targets: ["CellarSync"]),
+        .library(name: "CellarSyncProtocol", targets: ["CellarSyncProtocol"]),
     ],
     dependencies: [
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
@@ -29,7 +33,9 @@ let package = Package(
             providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
         ),
         .target(name: "LMDB", dependencies: ["CLMDB"]),
-        .target(name: "Cellar", dependencies: ["LMDB"]),
+        .target(name: "Cellar", dependencies: ["LMDB", "CellarSyncProtocol"]),
+        .target(name: "CellarSyncProtocol"),
+        .target(name: "CellarSync", dependencies: ["Cellar", "CellarSyncProtocol"]),
         .macro(
             name: "CellarMacrosPlugin",
             dependencies: [
@@ -55,6 +61,13 @@ let package = Package(
             name: "CellarTests",
             dependencies: [
                 "Cellar", "CellarMacros", "LMDB", "cellar-test-helper", "CellarTool",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
+            name: "CellarSyncTests",
+            dependencies: [
+                "CellarSync", "CellarSyncProtocol", "Cellar", "cellar-test-helper",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),

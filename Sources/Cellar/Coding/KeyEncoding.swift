@@ -408,14 +408,14 @@ extension KeyEncoding {
         return parts.count == 1 ? parts[0] : "(" + parts.joined(separator: ", ") + ")"
     }
 
-    private static func popBigEndian(_ bytes: inout ArraySlice<UInt8>) -> UInt64? {
+    fileprivate static func popBigEndian(_ bytes: inout ArraySlice<UInt8>) -> UInt64? {
         guard bytes.count >= 8 else { return nil }
         let value = bytes.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         bytes = bytes.dropFirst(8)
         return value
     }
 
-    private static func popEscaped(_ bytes: inout ArraySlice<UInt8>) -> [UInt8]? {
+    fileprivate static func popEscaped(_ bytes: inout ArraySlice<UInt8>) -> [UInt8]? {
         var raw: [UInt8] = []
         while let byte = bytes.popFirst() {
             guard byte == 0 else {
@@ -432,5 +432,34 @@ extension KeyEncoding {
     private static func hex(_ bytes: some Collection<UInt8>) -> String {
         "0x" + bytes.prefix(describedLength / 2).map { String(format: "%02x", $0) }.joined()
             + (bytes.count > describedLength / 2 ? "…" : "")
+    }
+}
+
+extension KeyEncoding {
+    /// The text sync names a record by, from its primary key: a string id as it is, a UUID as its `uuidString`, an
+    /// integer as its digits. `nil` for a key of any other shape (sync refuses those models when it starts).
+    static func syncID(_ key: some Collection<UInt8>) -> String? {
+        var bytes = ArraySlice(key)
+        guard let tag = bytes.popFirst() else { return nil }
+        let text: String
+        switch Tag(rawValue: tag) {
+        case .signed:
+            guard let bits = popBigEndian(&bytes) else { return nil }
+            text = String(Int64(bitPattern: bits ^ (1 << 63)))
+        case .unsigned:
+            guard let bits = popBigEndian(&bytes) else { return nil }
+            text = String(bits)
+        case .string:
+            guard let raw = popEscaped(&bytes), let string = String(validating: raw, as: UTF8.self) else { return nil }
+            text = string
+        case .uuid:
+            guard bytes.count >= 16 else { return nil }
+            let uuid = Array(bytes.prefix(16)).withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) }
+            bytes = bytes.dropFirst(16)
+            text = UUID(uuid: uuid).uuidString
+        default:
+            return nil
+        }
+        return bytes.isEmpty ? text : nil
     }
 }

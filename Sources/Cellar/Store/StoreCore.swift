@@ -12,6 +12,8 @@ final class StoreCore: Sendable {
     let meta: Database
     /// `_changes`: each write transaction's change log, keyed by the version it created.
     let changeLog: Database
+    /// `_sync` and `_outbox`, once the store syncs (`SyncStorage`).
+    let syncDatabases: Lock<SyncDatabases?>
     /// Models by stored name, shared across `Store` values opened on this folder with different configurations.
     private let modelsByName: Lock<[String: ModelInfo]>
     /// The stored schema generation this process last saw; a commit by another process that raised it makes this
@@ -39,6 +41,7 @@ final class StoreCore: Sendable {
         self.path = directory.path
         self.meta = databases.meta
         self.changeLog = databases.changeLog
+        self.syncDatabases = Lock(databases.sync)
         self.registryKey = registryKey
         self.modelsByName = Lock([:])
         self.commits = CommitSignal(after: environment.info.lastTransactionID)
@@ -104,6 +107,15 @@ final class StoreCore: Sendable {
     struct CoreDatabases {
         let meta: Database
         let changeLog: Database
+        let sync: SyncDatabases?
+
+        /// Opens sync's databases when the store has them.
+        static func syncDatabases(in txn: ReadTransaction) throws -> SyncDatabases? {
+            guard let records = try txn.openDatabase(named: SyncStorage.recordsDatabase),
+                let outbox = try txn.openDatabase(named: SyncStorage.outboxDatabase)
+            else { return nil }
+            return SyncDatabases(records: records, outbox: outbox)
+        }
     }
 
     /// The folder's path with every symbolic link, `.` and `..` resolved by `realpath`, so that two paths to one
@@ -213,7 +225,8 @@ final class StoreCore: Sendable {
                             path: path,
                             reason: "it was written by an earlier version of Cellar; open it once for writing")
                     }
-                    return CoreDatabases(meta: meta, changeLog: changeLog)
+                    return CoreDatabases(
+                        meta: meta, changeLog: changeLog, sync: try CoreDatabases.syncDatabases(in: txn))
                 }
             } else {
                 databases = try environment.write { txn in
@@ -224,7 +237,8 @@ final class StoreCore: Sendable {
                     }
                     let changeLog = try txn.createDatabase(named: "_changes")
                     try dropChangeLogFromAnotherLife(changeLog, in: txn)
-                    return CoreDatabases(meta: meta, changeLog: changeLog)
+                    return CoreDatabases(
+                        meta: meta, changeLog: changeLog, sync: try CoreDatabases.syncDatabases(in: txn))
                 }
             }
         } catch {

@@ -72,6 +72,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible, Loca
     case transactionEnded
     /// One write transaction changed more pages than LMDB can hold at once.
     case transactionTooLarge
+    /// A record of a synced model was written with the id of one deleted before: the delete wins on every device.
+    case idReusedAfterDelete(model: String, id: String)
     /// The operating system refused a file operation.
     case io(errno: Int32, operation: String, path: String)
     /// Any other LMDB failure, with its code and message.
@@ -166,6 +168,9 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible, Loca
                 + "Use it only inside its write closure, or query the store instead."
         case .transactionTooLarge:
             "The write transaction changed too much at once. Split it into several transactions."
+        case .idReusedAfterDelete(let model, let id):
+            "The \(model) with id \(id) was deleted before, and \(model) syncs: a delete wins on every device, so a new "
+                + "record with this id would be deleted again by the next sync. Give the new record a new id (a UUID)."
         case .io(let errno, let operation, let path):
             "Could not \(operation) \(path): \(String(cString: strerror(errno))) (errno \(errno))."
         case .lmdb(let code, let message):

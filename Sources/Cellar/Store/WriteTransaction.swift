@@ -8,7 +8,7 @@ import LMDB
 public final class WriteTransaction: ReadScope {
     private var transaction: LMDB.WriteTransaction?
     /// Per-model state of this transaction: encoder, key dictionary, pending sequence value.
-    private var states: [ObjectIdentifier: ModelWriteState] = [:]
+    private(set) var states: [ObjectIdentifier: ModelWriteState] = [:]
     /// The state used last: a transaction usually writes one model many times.
     private var lastState: ModelWriteState?
     /// What this transaction changed, written to the change log for observers.
@@ -19,6 +19,8 @@ public final class WriteTransaction: ReadScope {
     var linksToCheck: [AddedLink] = []
     /// Targets of owning links this transaction removed: deleted at the commit when nothing links to them then.
     var unlinkedOwned: [(link: LinkInfo, target: [UInt8])] = []
+    /// Sync's state, read at the first model this transaction writes: `.some(nil)` when the store does not sync.
+    var syncSession: SyncSession??
     /// The stored links into each model from models the store's configuration does not name, read from the stored
     /// schema at the first delete of the transaction (another configuration may have added some since the opening).
     private var foreignLinksByTarget: [String: [ForeignLink]]?
@@ -395,6 +397,7 @@ public final class WriteTransaction: ReadScope {
 
     /// Logs a change for observers, until the model's log is "changed wholesale": then there is nothing to add.
     func record(_ kind: ChangeLog.Kind, key: [UInt8], state: ModelWriteState) {
+        if state.syncSession != nil { state.syncKeys.append(key) }
         guard !state.loggedWholesale else { return }
         state.loggedWholesale = changes.record(kind, key: key, model: state.info.name)
     }
@@ -534,6 +537,7 @@ public final class WriteTransaction: ReadScope {
                     return next
                 }
             })
+        if let session = try loadSyncSession(), session.models.contains(info.name) { state.syncSession = session }
         states[id] = state
         lastState = state
         return state
@@ -576,6 +580,7 @@ public final class WriteTransaction: ReadScope {
     func flush() throws(StoreError) {
         try collectOrphans()
         try checkAddedLinks()
+        try trackSyncChanges()
         let txn = try writable
         try writeChangeLog(txn)
         for state in states.values {
@@ -593,6 +598,9 @@ public final class WriteTransaction: ReadScope {
     /// Called after a successful commit: key dictionaries this transaction extended become everyone's.
     func publishCommitted() {
         for state in states.values where state.dictionaryChanged { state.info.publish(state.encoder.dictionary) }
+        if case let session?? = syncSession, session.openedDatabases {
+            store.core.syncDatabases.withLock { $0 = session.databases }
+        }
     }
 
     func end() { transaction = nil }
@@ -628,6 +636,10 @@ final class ModelWriteState {
     var loggedWholesale = false
     /// The entry key of the field each link is kept in (`LinkBytes`), once a delete has dropped links in bytes.
     var linkFieldCodes: [UInt64?]?
+    /// Sync's state, when the model syncs; then `syncKeys` collects the key of every record the transaction writes,
+    /// all of them (the change log stops listing past its limit), for `trackSyncChanges`.
+    var syncSession: SyncSession?
+    var syncKeys: [[UInt8]] = []
     /// The sequence's next value once this transaction has used or moved it; written by `flush`.
     var pendingNextID: Int64?
     /// For a model whose ids come from a sequence: gives the record at the pointer (a model value) the sequence's

@@ -1,0 +1,333 @@
+import CellarSyncProtocol
+import Foundation
+import LMDB
+
+// What `CellarSync` reads and writes of a store. Not API for apps: `@_spi(Sync)`, so that the sync client, which
+// lives in its own module, does not reach into the store's files.
+
+/// A record this device changed and has not pushed yet, as the outbox holds it.
+@_spi(Sync)
+public struct PendingSyncChange: Sendable, Hashable {
+    /// The model's stored name.
+    public let model: String
+    public let primaryKey: [UInt8]
+    /// The record's id as sync names it (`KeyEncoding.syncID`).
+    public let id: String
+    /// The outbox entry as read: an acknowledgement removes the entry only while it still holds this value.
+    public let marker: UInt64
+    /// Each property's stamp; empty for a tombstone.
+    public let stamps: [String: SyncStamp]
+    public let deleted: SyncStamp?
+}
+
+extension Store {
+    /// Starts tracking the records of `models` for sync, in every process that writes this store from now on, and
+    /// returns this store's device id (made at the first call). Records the models already hold are put in the
+    /// outbox, stamped now. Calling it again with the same models changes nothing.
+    ///
+    /// - Throws: `StoreError.readOnly` for a read-only store; `.modelNotRegistered` for a model the configuration
+    ///   does not name.
+    @_spi(Sync)
+    public func enableSync(models: [any Model.Type]) throws(StoreError) -> String {
+        let infos = try models.map { (type) throws(StoreError) in try info(for: type) }
+        let core = self.core
+        do {
+            return try write { transaction in
+                let txn = try transaction.writable
+                var tracked: Set<String> = []
+                var device = ""
+                try core.run("start sync in") {
+                    _ = try txn.createDatabase(named: SyncStorage.recordsDatabase)
+                    _ = try txn.createDatabase(named: SyncStorage.outboxDatabase)
+                    var names =
+                        try txn.get(core.meta, key: SyncStorage.modelsKey).flatMap(SyncStorage.decodeNames)
+                        ?? []
+                    tracked = Set(names)
+                    for info in infos where !tracked.contains(info.name) { names.append(info.name) }
+                    try txn.put(core.meta, key: SyncStorage.modelsKey, value: SyncStorage.encodeNames(names))
+                    if let stored = try txn.get(core.meta, key: SyncStorage.devicesKey),
+                        let devices = SyncStorage.decodeDevices(stored)
+                    {
+                        device = devices[0]
+                    } else {
+                        device = SyncStorage.newDeviceID()
+                        try txn.put(core.meta, key: SyncStorage.devicesKey, value: SyncStorage.encodeDevices([device]))
+                    }
+                }
+                // The models that sync from now on: their records go to the outbox.
+                for (type, info) in zip(models, infos) where !tracked.contains(info.name) {
+                    try transaction.trackExisting(type)
+                }
+                return device
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw .from(error, path: core.path, operation: "start sync in", readerLimit: configuration.maxReaders)
+        }
+    }
+
+    /// The name `type`'s records are stored under, as sync names the model.
+    @_spi(Sync)
+    public func storedName<M: Model>(of type: M.Type) throws(StoreError) -> String { try info(for: type).name }
+}
+
+extension WriteTransaction {
+    /// Puts every record of `type` in the outbox (at `enableSync`).
+    fileprivate func trackExisting<M: Model>(_ type: M.Type) throws(StoreError) {
+        let state = try state(for: type)
+        let txn = try writable
+        try store.core.run("read") {
+            try txn.walk(state.info.records) { entry in
+                state.syncKeys.append(Array(entry.key))
+                return true
+            }
+        }
+    }
+
+    /// Moves the pull cursor: committed with the records the pull brought.
+    @_spi(Sync)
+    public func setSyncCursor(_ sequence: Int64) throws(StoreError) {
+        let txn = try writable
+        do {
+            try txn.put(
+                store.core.meta, key: SyncStorage.cursorKey,
+                value: withUnsafeBytes(of: sequence.littleEndian, Array.init))
+        } catch {
+            throw lmdbError(error, "write")
+        }
+    }
+
+    /// Removes pushed changes from the outbox, each only while no later change of its record came meanwhile.
+    @_spi(Sync)
+    public func acknowledgeSync(_ changes: [PendingSyncChange]) throws(StoreError) {
+        guard let session = try loadSyncSession() else { return }
+        let txn = try writable
+        do {
+            for change in changes {
+                let key = SyncStorage.key(model: change.model, primaryKey: change.primaryKey)
+                guard let marker = try txn.get(session.databases.outbox, key: key), marker.count == 8,
+                    UInt64(littleEndian: marker.loadUnaligned(as: UInt64.self)) == change.marker
+                else { continue }
+                _ = try txn.delete(session.databases.outbox, key: key)
+            }
+        } catch {
+            throw lmdbError(error, "write")
+        }
+    }
+
+    /// Records that the stored record of `type` with `id`, just written (or deleted) from a pulled change, carries
+    /// these stamps: its properties are not pushed back, and this device's later changes are stamped after them.
+    /// A property the stored record has and `stamps` lacks keeps its tracked stamp; one with neither is stamped by
+    /// this transaction as a change of this device.
+    @_spi(Sync)
+    public func adoptSyncState<M: Model>(
+        _ type: M.Type, id: M.ID, stamps: [String: SyncStamp], deleted: SyncStamp?
+    ) throws(StoreError) {
+        let state = try state(for: type)
+        guard let session = state.syncSession else {
+            throw .invalidSchema(model: state.info.name, reason: "it does not sync")
+        }
+        let primaryKey = try primaryKey(id, of: type)
+        let model = state.info.name
+        let key = SyncStorage.key(model: model, primaryKey: primaryKey)
+        let txn = try writable
+        for stamp in stamps.values { session.observe(stamp) }
+        if let deleted { session.observe(deleted) }
+        let adopted: TrackedRecord
+        if let deleted {
+            adopted = TrackedRecord(deleted: deleted)
+            do { _ = try txn.delete(session.databases.outbox, key: key) } catch { throw lmdbError(error, "write") }
+        } else {
+            let tracked = try session.trackedRecord(
+                model: model, primaryKey: primaryKey, key: key, store: store, in: txn)
+            let known = tracked?.stamps ?? [:]
+            let stored: UnsafeRawBufferPointer?
+            do { stored = try txn.get(state.info.records, key: primaryKey) } catch { throw lmdbError(error, "read") }
+            let current =
+                try stored.map { (bytes) throws(StoreError) in
+                    try Self.fieldHashes(
+                        bytes, dictionary: state.encoder.dictionary, model: model, primaryKey: primaryKey, store: store)
+                } ?? []
+            var fields: [String: TrackedRecord.Field] = [:]
+            for (name, hash) in current {
+                guard let stamp = stamps[name] ?? known[name] else { continue }
+                fields[name] = TrackedRecord.Field(name: name, hash: hash, stamp: stamp)
+            }
+            for (name, stamp) in stamps where fields[name] == nil {
+                fields[name] = TrackedRecord.Field(name: name, hash: TrackedRecord.absent, stamp: stamp)
+            }
+            adopted = TrackedRecord(fields: fields.values.sorted { $0.name < $1.name })
+        }
+        do { try session.write(adopted, key: key, in: txn) } catch { throw lmdbError(error, "write") }
+    }
+}
+
+extension ReadScope {
+    /// The server sequence the last pull reached; 0 before the first.
+    @_spi(Sync)
+    public func syncCursor() throws(StoreError) -> Int64 {
+        let txn = try lmdb
+        let stored: UnsafeRawBufferPointer?
+        do { stored = try txn.get(store.core.meta, key: SyncStorage.cursorKey) } catch {
+            throw lmdbError(error, "read")
+        }
+        guard let stored else { return 0 }
+        guard stored.count == 8 else {
+            throw .corruptedFile(path: store.core.path, reason: "the sync cursor is damaged")
+        }
+        return Int64(littleEndian: stored.loadUnaligned(as: Int64.self))
+    }
+
+    /// How many records wait in the outbox.
+    @_spi(Sync)
+    public func pendingSyncCount() throws(StoreError) -> Int {
+        guard let databases = store.core.syncDatabases.withLock({ $0 }) else { return 0 }
+        let txn = try lmdb
+        do { return try txn.statistics(databases.outbox).entries } catch { throw lmdbError(error, "count") }
+    }
+
+    /// Up to `limit` records of the outbox, in key order (by model, then id).
+    @_spi(Sync)
+    public func pendingSyncChanges(limit: Int) throws(StoreError) -> [PendingSyncChange] {
+        let txn = try lmdb
+        guard let session = try SyncSession.load(store: store, in: txn) else { return [] }
+        var entries: [(model: String, primaryKey: [UInt8], key: [UInt8], marker: UInt64)] = []
+        try store.core.run("read the outbox of") {
+            try txn.walk(session.databases.outbox) { entry in
+                guard entry.value.count == 8, let (model, primaryKey) = SyncStorage.split(entry.key) else {
+                    throw StoreError.corruptedFile(
+                        path: store.core.path, reason: "an entry of the sync outbox is damaged")
+                }
+                let marker = UInt64(littleEndian: entry.value.loadUnaligned(as: UInt64.self))
+                entries.append((model, primaryKey, Array(entry.key), marker))
+                return entries.count < limit
+            }
+        }
+        var changes: [PendingSyncChange] = []
+        for entry in entries {
+            guard let id = KeyEncoding.syncID(entry.primaryKey) else {
+                throw .invalidSchema(model: entry.model, reason: "its ids cannot sync: use String, UUID or integer ids")
+            }
+            let tracked = try session.trackedRecord(
+                model: entry.model, primaryKey: entry.primaryKey, key: entry.key, store: store, in: txn)
+            changes.append(
+                PendingSyncChange(
+                    model: entry.model, primaryKey: entry.primaryKey, id: id, marker: entry.marker,
+                    stamps: tracked?.stamps ?? [:], deleted: tracked?.deleted))
+        }
+        return changes
+    }
+
+    /// The record of `type` stored under `primaryKey`, or `nil`.
+    @_spi(Sync)
+    public func object<M: Model>(_ type: M.Type, primaryKey: [UInt8]) throws(StoreError) -> M? {
+        let info = try modelInfo(for: type)
+        let txn = try lmdb
+        let stored: UnsafeRawBufferPointer?
+        do { stored = try txn.get(info.records, key: primaryKey) } catch { throw lmdbError(error, "read") }
+        guard let stored else { return nil }
+        return try decode(type, stored, key: primaryKey, info: info)
+    }
+
+    /// The tracked stamps of the record of `type` with `id`: `nil` when sync knows nothing of it.
+    @_spi(Sync)
+    public func syncState<M: Model>(
+        _ type: M.Type, id: M.ID
+    ) throws(StoreError) -> (stamps: [String: SyncStamp], deleted: SyncStamp?)? {
+        let info = try modelInfo(for: type)
+        let txn = try lmdb
+        guard let session = try SyncSession.load(store: store, in: txn) else { return nil }
+        let primaryKey = try primaryKey(id, of: type)
+        let key = SyncStorage.key(model: info.name, primaryKey: primaryKey)
+        guard
+            let tracked = try session.trackedRecord(
+                model: info.name, primaryKey: primaryKey, key: key, store: store, in: txn)
+        else { return nil }
+        return (tracked.stamps, tracked.deleted)
+    }
+}
+
+extension WriteTransaction {
+    /// The first link of `value` whose target this transaction cannot see, as "Model id", or `nil` when every
+    /// target exists (links that allow dangling targets are not asked). A pulled record whose target has not
+    /// arrived yet waits instead of failing the pull.
+    @_spi(Sync)
+    public func missingLinkTarget<M: Model>(of value: M) throws(StoreError) -> String? {
+        let state = try state(for: M.self)
+        let txn = try writable
+        for (position, relationship) in M.schema.links.enumerated() {
+            let link = state.info.links[position]
+            guard !link.allowsDangling else { continue }
+            let target = try store.info(linkedBy: link)
+            for key in try targetKeys(relationship, of: value) {
+                let exists = try store.core.run("check the links of") { try txn.get(target.records, key: key) != nil }
+                if !exists { return "\(target.name) \(KeyEncoding.describe(key))" }
+            }
+        }
+        return nil
+    }
+}
+
+extension Store {
+    /// Returns once a commit of this or another process changed one of `models` (stored names) after `version`, or
+    /// the task is cancelled: the sync client pushes after each.
+    @_spi(Sync)
+    public func waitForCommit(after version: StoreVersion, changing models: Set<String>) async {
+        await core.commits.wait(beyond: version.rawValue, reading: models)
+    }
+
+    /// The top-level properties of `type`'s records, by their coding keys.
+    @_spi(Sync)
+    public func propertyNames<M: Model>(of type: M.Type) throws(StoreError) -> [String] {
+        try M.capturedSchema().properties.map(\.name)
+    }
+
+    /// Whether `type` numbers its ids from a sequence (`autoIncrement`).
+    @_spi(Sync)
+    public func numbersIDs<M: Model>(_ type: M.Type) -> Bool { M.schema.sequence != nil }
+
+    /// The stored names of the models `type` links to.
+    @_spi(Sync)
+    public func linkTargets<M: Model>(of type: M.Type) throws(StoreError) -> [String] {
+        try info(for: type).links.map(\.targetName)
+    }
+}
+
+extension ReadScope {
+    /// The values the sync client keeps in the store under names starting with `prefix`, in name order.
+    @_spi(Sync)
+    public func syncValues(prefix: String) throws(StoreError) -> [(name: String, value: [UInt8])] {
+        let txn = try lmdb
+        let lower = Array((SyncStorage.clientValuePrefix + prefix).utf8)
+        var found: [(name: String, value: [UInt8])] = []
+        try store.core.run("read the sync state of") {
+            try txn.walk(store.core.meta, range: KeyRange(lower: lower, upper: nil)) { entry in
+                guard entry.key.starts(with: lower) else { return false }
+                let name = String(
+                    decoding: entry.key.dropFirst(SyncStorage.clientValuePrefix.utf8.count), as: UTF8.self)
+                found.append((name, Array(entry.value)))
+                return true
+            }
+        }
+        return found
+    }
+}
+
+extension WriteTransaction {
+    /// Keeps `value` under `name` for the sync client, in this transaction; `nil` removes it.
+    @_spi(Sync)
+    public func setSyncValue(_ value: [UInt8]?, name: String) throws(StoreError) {
+        let txn = try writable
+        let key = Array((SyncStorage.clientValuePrefix + name).utf8)
+        do {
+            if let value {
+                try txn.put(store.core.meta, key: key, value: value)
+            } else {
+                _ = try txn.delete(store.core.meta, key: key)
+            }
+        } catch {
+            throw lmdbError(error, "write")
+        }
+    }
+}

@@ -1,0 +1,231 @@
+import CellarSyncProtocol
+import Foundation
+import LMDB
+
+/// Where sync keeps its state in a store: the names are made here and read everywhere else.
+///
+/// - `_meta` `sync/models`: the synced models' names. Its presence turns tracking on, for every process and every
+///   `Store` on the file, whether or not it links `CellarSync`: a widget's write is pushed like the app's.
+/// - `_meta` `sync/devices`: the device table, 16 bytes per device; the first is this store's own device.
+/// - `_meta` `sync/clock`: the newest stamp time written or seen (the hybrid logical clock's state).
+/// - `_meta` `sync/cursor`: the server sequence the last pull reached, committed with the records it brought.
+/// - `_meta` `sync/x/<name>`: what the sync client keeps for itself (pulled changes waiting for a link's target).
+/// - `_sync`: per synced record (model name, then primary key), its ``TrackedRecord``.
+/// - `_outbox`: the same keys, for records changed here and not yet pushed; the value is the time of the change's
+///   stamp, so that an acknowledgement removes an entry only if no later change came meanwhile.
+enum SyncStorage {
+    static let modelsKey = Array("sync/models".utf8)
+    static let devicesKey = Array("sync/devices".utf8)
+    static let clockKey = Array("sync/clock".utf8)
+    static let cursorKey = Array("sync/cursor".utf8)
+    static let clientValuePrefix = "sync/x/"
+    static let recordsDatabase = "_sync"
+    static let outboxDatabase = "_outbox"
+
+    /// The key of a record in `_sync` and `_outbox`: the model's name, length first, then the primary key.
+    static func key(model: String, primaryKey: some Collection<UInt8>) -> [UInt8] {
+        var key: [UInt8] = []
+        key.reserveCapacity(model.utf8.count + primaryKey.count + 2)
+        Varint.append(UInt64(model.utf8.count), to: &key)
+        key.append(contentsOf: model.utf8)
+        key.append(contentsOf: primaryKey)
+        return key
+    }
+
+    /// Splits a `_sync` or `_outbox` key into the model's name and the primary key.
+    static func split(_ key: UnsafeRawBufferPointer) -> (model: String, primaryKey: [UInt8])? {
+        var reader = ByteReader(key)
+        guard let length = try? reader.varint(), length <= UInt64(key.count),
+            let name = try? reader.bytes(Int(length)), let model = ByteReader.text(name)
+        else { return nil }
+        return (model, Array(key[reader.offset...]))
+    }
+
+    static func encodeNames(_ names: [String]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        Varint.append(UInt64(names.count), to: &bytes)
+        for name in names {
+            Varint.append(UInt64(name.utf8.count), to: &bytes)
+            bytes.append(contentsOf: name.utf8)
+        }
+        return bytes
+    }
+
+    static func decodeNames(_ bytes: UnsafeRawBufferPointer) -> [String]? {
+        var reader = ByteReader(bytes)
+        guard let count = try? reader.varint(), count <= UInt64(bytes.count) else { return nil }
+        var names: [String] = []
+        for _ in 0..<count {
+            guard let length = try? reader.varint(), length <= UInt64(bytes.count),
+                let name = try? reader.bytes(Int(length)), let text = ByteReader.text(name)
+            else { return nil }
+            names.append(text)
+        }
+        return reader.offset == reader.end ? names : nil
+    }
+
+    /// The device table as 32-digit hex ids; `nil` when damaged.
+    static func decodeDevices(_ bytes: UnsafeRawBufferPointer) -> [String]? {
+        guard bytes.count % 16 == 0, !bytes.isEmpty else { return nil }
+        return stride(from: 0, to: bytes.count, by: 16).map { start in
+            bytes[start..<start + 16].map { byte in
+                let hex = String(byte, radix: 16)
+                return byte < 16 ? "0" + hex : hex
+            }.joined()
+        }
+    }
+
+    static func encodeDevices(_ devices: [String]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for device in devices {
+            let digits = Array(device.utf8)
+            for start in stride(from: 0, to: digits.count, by: 2) {
+                bytes.append(UInt8(String(decoding: digits[start..<start + 2], as: UTF8.self), radix: 16) ?? 0)
+            }
+        }
+        return bytes
+    }
+
+    /// A new device id: 16 random bytes in hex.
+    static func newDeviceID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<16).map { _ in
+            let byte = UInt8.random(in: 0...255, using: &generator)
+            let hex = String(byte, radix: 16)
+            return byte < 16 ? "0" + hex : hex
+        }.joined()
+    }
+
+    /// Now, as a stamp time: milliseconds since 1970 in the high 48 bits.
+    static func now() -> UInt64 { UInt64(max(0, Date().timeIntervalSince1970 * 1000)) << 16 }
+}
+
+/// The two databases of sync's state, once a store has them.
+struct SyncDatabases: Sendable {
+    let records: Database
+    let outbox: Database
+}
+
+/// Sync's state as one transaction reads and changes it: the synced models, the device table and the clock.
+final class SyncSession {
+    let models: Set<String>
+    let databases: SyncDatabases
+    /// Whether this transaction opened the databases (another process created them): the store keeps the handles
+    /// once it commits.
+    let openedDatabases: Bool
+    private(set) var devices: [String]
+    private var deviceIndexes: [String: UInt64]
+    private var devicesChanged = false
+    private var clock: UInt64
+    private var clockChanged = false
+    /// The stamp of this transaction's own changes, made at its first.
+    private var localStamp: SyncStamp?
+
+    init(models: Set<String>, databases: SyncDatabases, openedDatabases: Bool, devices: [String], clock: UInt64) {
+        self.models = models
+        self.databases = databases
+        self.openedDatabases = openedDatabases
+        self.devices = devices
+        self.deviceIndexes = Dictionary(devices.enumerated().map { ($1, UInt64($0)) }, uniquingKeysWith: { a, _ in a })
+        self.clock = clock
+    }
+
+    var device: String { devices[0] }
+
+    /// Reads sync's state in `txn`; `nil` when the store does not sync.
+    static func load(store: Store, in txn: ReadTransaction) throws(StoreError) -> SyncSession? {
+        let core = store.core
+        return try core.run("read the sync state of") { () throws -> SyncSession? in
+            guard let names = try txn.get(core.meta, key: SyncStorage.modelsKey) else { return nil }
+            guard let models = SyncStorage.decodeNames(names) else {
+                throw StoreError.corruptedFile(path: core.path, reason: "the list of synced models is damaged")
+            }
+            guard let stored = try txn.get(core.meta, key: SyncStorage.devicesKey),
+                let devices = SyncStorage.decodeDevices(stored)
+            else {
+                throw StoreError.corruptedFile(path: core.path, reason: "the sync device table is damaged")
+            }
+            var clock: UInt64 = 0
+            if let bytes = try txn.get(core.meta, key: SyncStorage.clockKey) {
+                guard bytes.count == 8 else {
+                    throw StoreError.corruptedFile(path: core.path, reason: "the sync clock is damaged")
+                }
+                clock = UInt64(littleEndian: bytes.loadUnaligned(as: UInt64.self))
+            }
+            var opened = false
+            let databases: SyncDatabases
+            if let known = core.syncDatabases.withLock({ $0 }) {
+                databases = known
+            } else {
+                guard let records = try txn.openDatabase(named: SyncStorage.recordsDatabase),
+                    let outbox = try txn.openDatabase(named: SyncStorage.outboxDatabase)
+                else {
+                    throw StoreError.corruptedFile(
+                        path: core.path, reason: "the store syncs, but its sync databases are missing")
+                }
+                databases = SyncDatabases(records: records, outbox: outbox)
+                opened = true
+            }
+            return SyncSession(
+                models: Set(models), databases: databases, openedDatabases: opened, devices: devices, clock: clock)
+        }
+    }
+
+    func deviceIndex(_ device: String) -> UInt64 {
+        if let index = deviceIndexes[device] { return index }
+        let index = UInt64(devices.count)
+        devices.append(device)
+        deviceIndexes[device] = index
+        devicesChanged = true
+        return index
+    }
+
+    /// The stamp of this transaction's changes: later than every stamp the store has written or seen.
+    func stampForLocalChange() -> SyncStamp {
+        if let localStamp { return localStamp }
+        clock = max(SyncStorage.now(), clock &+ 1)
+        clockChanged = true
+        let stamp = SyncStamp(time: clock, device: device)
+        localStamp = stamp
+        return stamp
+    }
+
+    /// Moves the clock past a stamp pulled from another device, so that a later change here wins over it even when
+    /// this device's clock is behind.
+    func observe(_ stamp: SyncStamp) {
+        guard stamp.time > clock, localStamp == nil else { return }
+        clock = stamp.time
+        clockChanged = true
+    }
+
+    /// The tracked state of the record of `model` stored under `key` (a `SyncStorage.key`).
+    func trackedRecord(
+        model: String, primaryKey: [UInt8], key: [UInt8], store: Store, in txn: ReadTransaction
+    ) throws(StoreError) -> TrackedRecord? {
+        let stored: UnsafeRawBufferPointer?
+        do { stored = try txn.get(databases.records, key: key) } catch { throw store.core.error(error, "read") }
+        guard let stored else { return nil }
+        do {
+            return try TrackedRecord(stored, devices: devices)
+        } catch {
+            throw .corruptedFile(
+                path: store.core.path,
+                reason: "the sync state of the \(model) with id \(KeyEncoding.describe(primaryKey)) is damaged")
+        }
+    }
+
+    func write(_ record: TrackedRecord, key: [UInt8], in txn: LMDB.WriteTransaction) throws(LMDBError) {
+        try txn.put(databases.records, key: key, value: record.serialized(deviceIndex: deviceIndex))
+    }
+
+    /// Writes the device table and the clock when this transaction changed them.
+    func flush(store: Store, in txn: LMDB.WriteTransaction) throws(LMDBError) {
+        if devicesChanged {
+            try txn.put(store.core.meta, key: SyncStorage.devicesKey, value: SyncStorage.encodeDevices(devices))
+        }
+        if clockChanged {
+            try txn.put(
+                store.core.meta, key: SyncStorage.clockKey, value: withUnsafeBytes(of: clock.littleEndian, Array.init))
+        }
+    }
+}

@@ -1,0 +1,118 @@
+import CellarSyncProtocol
+import LMDB
+
+extension WriteTransaction {
+    /// Sync's state for this transaction, read once; `nil` when the store does not sync.
+    func loadSyncSession() throws(StoreError) -> SyncSession? {
+        if let known = syncSession { return known }
+        let session = try SyncSession.load(store: store, in: try writable)
+        syncSession = .some(session)
+        return session
+    }
+
+    /// Stamps what this transaction changed in synced models, before it commits: each written record's properties
+    /// are compared with their tracked hashes, and those that changed get this transaction's stamp and put the
+    /// record in the outbox; a deleted record becomes a tombstone. A record whose tracked state already matches (a
+    /// pulled change, adopted with its remote stamps) is left alone.
+    ///
+    /// - Throws: `StoreError.idReusedAfterDelete` when a record is written with the id of a synced record deleted
+    ///   before: a delete wins on every device, so the new record would be deleted again by the next sync.
+    func trackSyncChanges() throws(StoreError) {
+        guard case let session?? = syncSession else { return }
+        let txn = try writable
+        for state in states.values where !state.syncKeys.isEmpty {
+            var seen = Set<[UInt8]>()
+            let dictionary = state.encoder.dictionary
+            for primaryKey in state.syncKeys where seen.insert(primaryKey).inserted {
+                try track(primaryKey, of: state, dictionary: dictionary, session: session, in: txn)
+            }
+            state.syncKeys = []
+        }
+        do { try session.flush(store: store, in: txn) } catch { throw lmdbError(error, "write") }
+    }
+
+    private func track(
+        _ primaryKey: [UInt8], of state: ModelWriteState, dictionary: KeyDictionary, session: SyncSession,
+        in txn: LMDB.WriteTransaction
+    ) throws(StoreError) {
+        let model = state.info.name
+        let key = SyncStorage.key(model: model, primaryKey: primaryKey)
+        let tracked = try session.trackedRecord(model: model, primaryKey: primaryKey, key: key, store: store, in: txn)
+        let current: [(name: String, hash: UInt64)]?
+        do {
+            current = try txn.get(state.info.records, key: primaryKey).map { bytes throws(StoreError) in
+                try Self.fieldHashes(bytes, dictionary: dictionary, model: model, primaryKey: primaryKey, store: store)
+            }
+        } catch let error as LMDBError {
+            throw lmdbError(error, "read")
+        } catch {
+            throw error as? StoreError ?? .lmdb(code: 0, message: "\(error)")
+        }
+        var updated: TrackedRecord
+        if let current {
+            if tracked?.deleted != nil {
+                throw .idReusedAfterDelete(model: model, id: KeyEncoding.describe(primaryKey))
+            }
+            updated = tracked ?? TrackedRecord()
+            var changed = false
+            var byName = Dictionary(updated.fields.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+            for (name, hash) in current where byName[name]?.hash != hash {
+                byName[name] = TrackedRecord.Field(name: name, hash: hash, stamp: session.stampForLocalChange())
+                changed = true
+            }
+            let present = Set(current.map(\.name))
+            for (name, field) in byName where !present.contains(name) && field.hash != TrackedRecord.absent {
+                byName[name] = TrackedRecord.Field(
+                    name: name, hash: TrackedRecord.absent, stamp: session.stampForLocalChange())
+                changed = true
+            }
+            guard changed else { return }
+            updated.fields = byName.values.sorted { $0.name < $1.name }
+        } else {
+            guard let tracked, tracked.deleted == nil else { return }
+            updated = TrackedRecord(deleted: session.stampForLocalChange())
+        }
+        let stamp = session.stampForLocalChange()
+        do {
+            try session.write(updated, key: key, in: txn)
+            try txn.put(
+                session.databases.outbox, key: key, value: withUnsafeBytes(of: stamp.time.littleEndian, Array.init))
+        } catch {
+            throw lmdbError(error, "write")
+        }
+    }
+
+    /// The hash of each top-level property of a stored record, by name.
+    static func fieldHashes(
+        _ bytes: UnsafeRawBufferPointer, dictionary: KeyDictionary, model: String, primaryKey: [UInt8], store: Store
+    ) throws(StoreError) -> [(name: String, hash: UInt64)] {
+        let fields: RecordFields
+        do {
+            fields = try RecordFields(record: bytes)
+        } catch {
+            throw .decodingFailed(
+                model: model, id: KeyEncoding.describe(primaryKey), field: "",
+                reason: "the stored record is damaged; sync cannot read its properties")
+        }
+        var hashes: [(name: String, hash: UInt64)] = []
+        hashes.reserveCapacity(fields.fields.count)
+        for (position, field) in fields.fields.enumerated() {
+            let name: String
+            switch field.key {
+            case .tag(let tag) where Int(tag) < dictionary.names.count: name = dictionary.names[Int(tag)]
+            case .inline(let inline): name = inline
+            default: continue
+            }
+            let hash: UInt64
+            switch field.value {
+            case .stored(let range):
+                hash = fields.withValue(at: position) { buffer, _ in
+                    TrackedRecord.hash(UnsafeRawBufferPointer(rebasing: buffer[range]))
+                }
+            case .new(let new): hash = new.withUnsafeBytes(TrackedRecord.hash)
+            }
+            hashes.append((name, hash))
+        }
+        return hashes
+    }
+}

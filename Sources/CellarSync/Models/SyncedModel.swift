@@ -1,0 +1,111 @@
+@_spi(Sync) import Cellar
+import CellarSyncProtocol
+import Foundation
+
+/// One synced model, with what the client does to its records without knowing their type: build the state it
+/// pushes, and apply a pulled change.
+struct SyncedModel: Sendable {
+    let name: String
+    let schema: CellarSyncProtocol.ModelSchema
+    /// The state to push for a record in the outbox; `nil` when the record is gone and no tombstone says why (a
+    /// record made and deleted before it was ever pushed).
+    let pushState: @Sendable (ReadScope, PendingSyncChange) throws -> RecordState?
+    /// Applies a pulled change in a write transaction.
+    let apply: @Sendable (WriteTransaction, RecordChange) throws -> Applied
+
+    enum Applied: Equatable {
+        case applied
+        case unchanged
+        /// Not applied yet: a link's target has not arrived, or a delete rule refuses the delete for now.
+        case waiting(String)
+    }
+
+    init<M: Model>(_ type: M.Type, store: Store, schemaVersion: Int) throws(SyncError) {
+        let name: String
+        do { name = try store.storedName(of: type) } catch { throw .store(error) }
+        if store.numbersIDs(type) { throw .autoIncrementModel(model: name) }
+        guard M.ID.self == String.self || M.ID.self == UUID.self || M.ID.self is any BinaryInteger.Type else {
+            throw .unsupportedID(model: name, type: "\(M.ID.self)")
+        }
+        self.name = name
+        do {
+            schema = CellarSyncProtocol.ModelSchema(
+                version: schemaVersion, properties: try store.propertyNames(of: type))
+        } catch {
+            throw .store(error)
+        }
+        pushState = { scope, pending in
+            if let deleted = pending.deleted { return .tombstone(deleted) }
+            guard let value = try scope.object(M.self, primaryKey: pending.primaryKey) else { return nil }
+            return RecordState(fields: try Self.fields(of: value), stamps: pending.stamps)
+        }
+        apply = { txn, change in try Self.apply(change, to: M.self, in: txn) }
+    }
+
+    /// The model's `Codable` JSON object, property by property.
+    static func fields<M: Model>(of value: M) throws -> [String: JSONValue] {
+        let json = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(value))
+        guard case .object(let fields) = json else { return [:] }
+        return fields.filter { $0.value != .null }
+    }
+
+    /// The id named by `text`, as `KeyEncoding` names ids for sync: a string as it is, a UUID, digits.
+    static func id<M: Model>(_ text: String, of type: M.Type) -> M.ID? {
+        let decoder = JSONDecoder()
+        if let quoted = try? JSONEncoder().encode(text), let id = try? decoder.decode(M.ID.self, from: quoted) {
+            return id
+        }
+        return try? decoder.decode(M.ID.self, from: Data(text.utf8))
+    }
+
+    private static func apply<M: Model>(
+        _ change: RecordChange, to type: M.Type, in txn: WriteTransaction
+    ) throws -> Applied {
+        guard let id = Self.id(change.id, of: M.self) else {
+            throw SyncError.invalidChange(model: change.model, id: change.id, reason: "its id is not a \(M.ID.self)")
+        }
+        let local = try txn.object(M.self, id: id)
+        let known = try txn.syncState(M.self, id: id)
+        if known?.deleted != nil {
+            // Deleted here: the delete wins, and the outbox pushes it.
+            return .unchanged
+        }
+        if let deleted = change.state.deleted {
+            if local != nil {
+                do {
+                    try txn.delete(M.self, id: id)
+                } catch {
+                    guard case .deleteDenied(_, _, let reason) = error else { throw error }
+                    return .waiting(reason)
+                }
+            }
+            try txn.adoptSyncState(M.self, id: id, stamps: [:], deleted: deleted)
+            return .applied
+        }
+        var mine = RecordState()
+        if let local {
+            let fields = try Self.fields(of: local)
+            var stamps = known?.stamps ?? [:]
+            // A property sync has no stamp for yet is older than any remote write of it.
+            for name in fields.keys where stamps[name] == nil { stamps[name] = SyncStamp(time: 0, device: Self.nobody) }
+            mine = RecordState(fields: fields, stamps: stamps)
+        }
+        let merged = mine.merged(with: change.state)
+        if local != nil, merged == mine { return .unchanged }
+        let value: M
+        do {
+            value = try JSONDecoder().decode(M.self, from: JSONEncoder().encode(JSONValue.object(merged.fields)))
+        } catch {
+            throw SyncError.invalidChange(
+                model: change.model, id: change.id, reason: "its properties do not decode as a \(M.self): \(error)")
+        }
+        if let missing = try txn.missingLinkTarget(of: value) {
+            return .waiting("it links to \(missing), not here yet")
+        }
+        try txn.upsert(value)
+        try txn.adoptSyncState(M.self, id: id, stamps: merged.stamps, deleted: nil)
+        return .applied
+    }
+
+    static let nobody = String(repeating: "0", count: 32)
+}
