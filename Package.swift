@@ -53,6 +53,9 @@ let package = Package(
         ),
         // A second process for the tests that write one store from two processes at once.
         .executableTarget(name: "cellar-test-helper", dependencies: ["Cellar", "LMDB"]),
+        // What the sync tests and their second process share (models, random edits), and that process.
+        .target(name: "CellarSyncTestSupport", dependencies: ["Cellar", "CellarSyncProtocol"]),
+        .executableTarget(name: "cellar-sync-helper", dependencies: ["CellarSync", "CellarSyncTestSupport"]),
         .testTarget(
             name: "LMDBTests",
             dependencies: ["LMDB", .product(name: "PropertyBased", package: "swift-property-based")]
@@ -67,7 +70,7 @@ let package = Package(
         .testTarget(
             name: "CellarSyncTests",
             dependencies: [
-                "CellarSync", "CellarSyncProtocol", "Cellar", "cellar-test-helper",
+                "CellarSync", "CellarSyncProtocol", "Cellar", "CellarSyncTestSupport", "cellar-sync-helper",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),

@@ -1,5 +1,6 @@
 @_spi(Sync) import Cellar
 import CellarSyncProtocol
+import CellarSyncTestSupport
 import Foundation
 import Testing
 

@@ -230,15 +230,19 @@ extension ReadScope {
         return try decode(type, stored, key: primaryKey, info: info)
     }
 
-    /// The tracked stamps of the record of `type` with `id`: `nil` when sync knows nothing of it.
+    /// The tracked stamps of the record of `type` with `id`: `nil` when sync knows nothing of it. In a write
+    /// transaction, what the transaction changed in the record so far is stamped first.
     @_spi(Sync)
     public func syncState<M: Model>(
         _ type: M.Type, id: M.ID
     ) throws(StoreError) -> (stamps: [String: SyncStamp], deleted: SyncStamp?)? {
         let info = try modelInfo(for: type)
+        let primaryKey = try primaryKey(id, of: type)
+        if let transaction = self as? WriteTransaction {
+            try transaction.trackNow(primaryKey, of: try transaction.state(for: type))
+        }
         let txn = try lmdb
         guard let session = try SyncSession.load(store: store, in: txn) else { return nil }
-        let primaryKey = try primaryKey(id, of: type)
         let key = SyncStorage.key(model: info.name, primaryKey: primaryKey)
         guard
             let tracked = try session.trackedRecord(

@@ -31,6 +31,14 @@ extension WriteTransaction {
         do { try session.flush(store: store, in: txn) } catch { throw lmdbError(error, "write") }
     }
 
+    /// Stamps now what this transaction changed in one record so far, instead of at the commit: a pulled change
+    /// merged with the record must see this device's newest changes with their stamps, or the merge would take a
+    /// change made earlier in the transaction (by a delete rule, say) for the state its old stamp describes.
+    func trackNow(_ primaryKey: [UInt8], of state: ModelWriteState) throws(StoreError) {
+        guard let session = state.syncSession else { return }
+        try track(primaryKey, of: state, dictionary: state.encoder.dictionary, session: session, in: try writable)
+    }
+
     private func track(
         _ primaryKey: [UInt8], of state: ModelWriteState, dictionary: KeyDictionary, session: SyncSession,
         in txn: LMDB.WriteTransaction

@@ -1,0 +1,143 @@
+import CellarSyncProtocol
+import Foundation
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Real `cellar-server` processes on the private cluster that `.ci/postgres start` made.
+enum Harness {
+    static let environment = ProcessInfo.processInfo.environment
+
+    /// Whether a cluster is named: the tests that need one are skipped without it.
+    static let hasDatabase = environment["CELLAR_DATABASE_SOCKET"].map { !$0.isEmpty } ?? false
+    static let skipMessage: Comment =
+        "needs a PostgreSQL cluster and the built server: `eval \"$(.ci/postgres start)\"` and `swift build --package-path Server` (`.ci/run` does both)"
+
+    /// The built `cellar-server`: `CELLAR_SERVER_EXECUTABLE` if set (`.ci/run` sets it), else the server package's
+    /// own `.build/debug` (`swift build --package-path Server`).
+    static let executable: URL = {
+        if let path = environment["CELLAR_SERVER_EXECUTABLE"] { return URL(fileURLWithPath: path) }
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(
+                "Server/.build/debug/cellar-server")
+    }()
+
+    /// Whether the tests against real servers can run: a cluster is named and the server is built.
+    static let canRun = hasDatabase && FileManager.default.isExecutableFile(atPath: executable.path)
+
+    /// Runs a program to its end on a thread of its own, and returns its status and standard output.
+    static func run(_ executable: URL, _ arguments: [String]) async throws -> (status: Int32, output: String) {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                let process = Process()
+                process.executableURL = executable
+                process.arguments = arguments
+                let output = Pipe()
+                process.standardOutput = output
+                do {
+                    try process.run()
+                } catch {
+                    continuation.resume(throwing: error)
+                    return
+                }
+                let data = output.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(returning: (process.terminationStatus, String(decoding: data, as: UTF8.self)))
+            }
+        }
+    }
+
+    /// A new token for `user`, made by `cellar-server token`.
+    static func token(for user: String) async throws -> String {
+        let (status, output) = try await run(executable, ["token", "--user", user])
+        try #require(status == 0, "cellar-server token failed")
+        let token = output.trimmingCharacters(in: .whitespacesAndNewlines)
+        try #require(token.count == 64)
+        return token
+    }
+
+    /// The rows of a query through psql, as text: one line a row, columns separated by `|`.
+    static func sql(_ query: String) async throws -> String {
+        let psql = ["/usr/bin/psql", "/usr/local/bin/psql"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        let (status, output) = try await run(
+            URL(fileURLWithPath: psql ?? "/usr/bin/psql"),
+            [
+                "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", environment["CELLAR_DATABASE_SOCKET"] ?? "",
+                "-U", environment["CELLAR_DATABASE_USER"] ?? "cellar", "-d",
+                environment["CELLAR_DATABASE_NAME"] ?? "cellar", "-c", query,
+            ])
+        try #require(status == 0, "psql failed on: \(query)")
+        return output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// A user name no other test uses, safe to quote in SQL.
+    static func newUser(_ name: String) -> String {
+        "\(name)-\(UUID().uuidString.lowercased())"
+    }
+
+    /// The stamp of a write `offset` milliseconds from now.
+    static func stamp(_ device: String, offset: Int64 = 0, counter: UInt64 = 0) -> SyncStamp {
+        let milliseconds = UInt64(Int64(Date().timeIntervalSince1970 * 1000) + offset)
+        return SyncStamp(time: milliseconds << 16 | counter, device: device)
+    }
+
+    /// A device id: 32 times one hex digit.
+    static func device(_ digit: Character) -> String { String(repeating: digit, count: 32) }
+}
+
+/// One `cellar-server serve --port 0` process, killed when the value goes away.
+final class ServerProcess: @unchecked Sendable {
+    let process = Process()
+    let url: URL
+
+    init() async throws {
+        process.executableURL = Harness.executable
+        process.arguments = ["serve", "--port", "0"]
+        var environment = Harness.environment
+        environment["LOG_LEVEL"] = environment["LOG_LEVEL"] ?? "warning"
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let process = self.process
+        // Reads the server's output on a thread of its own until the line that says where it listens; a server
+        // that says nothing for a minute is killed, which ends the output.
+        let timer = DispatchWorkItem { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: timer)
+        let line: String? = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                var text = ""
+                var answered = false
+                while true {
+                    let chunk = output.fileHandleForReading.availableData
+                    if chunk.isEmpty { break }
+                    text += String(decoding: chunk, as: UTF8.self)
+                    if !answered, let line = text.split(separator: "\n").first(where: { $0.contains("listening on") }) {
+                        answered = true
+                        continuation.resume(returning: String(line))
+                    }
+                }
+                if !answered { continuation.resume(returning: nil) }
+            }
+        }
+        timer.cancel()
+        guard let line, let address = line.split(separator: " ").last, let url = URL(string: String(address)) else {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            throw ServerError.didNotStart
+        }
+        self.url = url
+    }
+
+    enum ServerError: Error { case didNotStart }
+
+    /// Sends `signal`, and waits for the process to end.
+    func stop(_ signal: Int32 = SIGKILL) {
+        if process.isRunning { kill(process.processIdentifier, signal) }
+        process.waitUntilExit()
+    }
+
+    deinit { stop() }
+}
