@@ -3,12 +3,14 @@
 //
 // Usage:
 //   cellar-sync-helper push-until-killed <store> <server> <token>
-//       insert cards k0, k1, … each in its own transaction, printing "wrote kN" once committed, and push after each,
+//       insert cards k0, k1, … (after those already there), each in its own transaction, printing "wrote kN" once committed, and push after each,
 //       printing "pushed kN" once the server answered; until killed
 //   cellar-sync-helper edit <store> <seed> <count>    make <count> random edits (`Synced.randomEdits`)
 //   cellar-sync-helper sync <store> <server> <token>  one round (push, then pull); print "synced <pending>"
+//   With CELLAR_SYNC_KILL=willSend:N or didSend:N, the process kills itself as its Nth push is about to be sent, or
+//   once the server answered it and before the outbox is cleared.
 import Cellar
-import CellarSync
+@_spi(Testing) import CellarSync
 import CellarSyncTestSupport
 import Foundation
 
@@ -27,14 +29,39 @@ func client() throws -> SyncClient {
         FileHandle.standardError.write(Data("expected <server> <token>\n".utf8))
         exit(2)
     }
-    return try SyncClient(
-        store: store, configuration: .init(server: server, token: arguments[4], models: Synced.models))
+    var configuration = SyncConfiguration(server: server, token: arguments[4], models: Synced.models)
+    // CELLAR_SYNC_KILL=willSend:N or didSend:N kills this process at that moment of its Nth push.
+    if let spec = ProcessInfo.processInfo.environment["CELLAR_SYNC_KILL"], let colon = spec.firstIndex(of: ":"),
+        let count = Int(spec[spec.index(after: colon)...])
+    {
+        let moment: SyncConfiguration.PushMoment = spec[..<colon] == "willSend" ? .willSend : .didSend
+        let pushes = Counter()
+        configuration.onPush = { point in
+            if point == .willSend, pushes.increment() == count, moment == .willSend { kill(getpid(), SIGKILL) }
+            if point == .didSend, pushes.value == count, moment == .didSend { kill(getpid(), SIGKILL) }
+        }
+    }
+    return try SyncClient(store: store, configuration: configuration)
+}
+
+/// Counts pushes across the hook's calls.
+final class Counter: @unchecked Sendable {
+    private var count = 0
+    private let lock = NSLock()
+    var value: Int { lock.withLock { count } }
+    func increment() -> Int {
+        lock.withLock {
+            count += 1
+            return count
+        }
+    }
 }
 
 switch arguments[1] {
 case "push-until-killed":
     let sync = try client()
-    var number = 0
+    // Numbered on from the cards an earlier, killed run left.
+    var number = try store.read { try $0.count(Synced.Card.self) }
     while true {
         let id = "k\(number)"
         try store.write { try $0.insert(Synced.Card(id: id, title: "written by process \(getpid())")) }

@@ -110,7 +110,9 @@ public actor SyncClient {
             if !batch.changes.isEmpty {
                 update(.pushing)
                 let request = PushRequest(device: device, models: schemas, changes: batch.changes)
+                configuration.onPush?(.willSend)
                 let _: PushResponse = try await transport.post(SyncProtocol.pushPath, request)
+                configuration.onPush?(.didSend)
             }
             try write { try $0.acknowledgeSync(batch.pending) }
             pushed += batch.changes.count

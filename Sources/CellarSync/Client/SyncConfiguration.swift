@@ -19,6 +19,16 @@ public struct SyncConfiguration: Sendable {
     /// How long the live loop waits before trying again after a failure; it doubles up to a minute.
     public var retryDelay: Duration = .milliseconds(500)
 
+    /// Called as each push is about to be sent and once its answer came, before the outbox is cleared: the tests
+    /// kill the process at those moments.
+    @_spi(Testing) public var onPush: (@Sendable (PushMoment) -> Void)?
+
+    @_spi(Testing)
+    public enum PushMoment: Sendable, Equatable {
+        case willSend
+        case didSend
+    }
+
     public init(server: URL, token: String, models: [any Model.Type]) {
         self.server = server
         self.token = token
