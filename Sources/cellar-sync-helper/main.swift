@@ -7,9 +7,11 @@
 //       printing "pushed kN" once the server answered; until killed
 //   cellar-sync-helper edit <store> <seed> <count>    make <count> random edits (`Synced.randomEdits`)
 //   cellar-sync-helper sync <store> <server> <token>  one round (push, then pull); print "synced <pending>"
+//   cellar-sync-helper retitle <store> <server> <token> <id> <title>   sync, retitle a card, sync
+//   With CELLAR_SYNC_CLOCK_OFFSET_MS=N, the device's clock is N milliseconds off.
 //   With CELLAR_SYNC_KILL=willSend:N or didSend:N, the process kills itself as its Nth push is about to be sent, or
 //   once the server answered it and before the outbox is cleared.
-import Cellar
+@_spi(Testing) import Cellar
 @_spi(Testing) import CellarSync
 import CellarSyncTestSupport
 import Foundation
@@ -18,6 +20,10 @@ let arguments = CommandLine.arguments
 guard arguments.count >= 3 else {
     FileHandle.standardError.write(Data("usage: cellar-sync-helper <command> <store> …\n".utf8))
     exit(2)
+}
+// CELLAR_SYNC_CLOCK_OFFSET_MS: this device's clock is that far from the true time (a device with a wrong clock).
+if let offset = ProcessInfo.processInfo.environment["CELLAR_SYNC_CLOCK_OFFSET_MS"].flatMap({ Int64($0) }) {
+    SyncClock.setOffset(milliseconds: offset)
 }
 let store = try Store(at: URL(fileURLWithPath: arguments[2]), configuration: .init(models: Synced.models))
 
@@ -76,8 +82,27 @@ case "edit":
     say("edited")
 case "sync":
     let sync = try client()
-    try await sync.sync()
-    say("synced \(await sync.currentStatus.pendingChanges)")
+    do {
+        try await sync.sync()
+        say("synced \(await sync.currentStatus.pendingChanges)")
+    } catch {
+        say("failed \(error)")
+    }
+case "retitle":
+    // retitle <store> <server> <token> <card id> <title>: pull, change the card's title, push.
+    let sync = try client()
+    do {
+        try await sync.sync()
+        try store.write { txn in
+            guard var card = try txn.object(Synced.Card.self, id: arguments[5]) else { return }
+            card.title = arguments[6]
+            try txn.update(card)
+        }
+        try await sync.sync()
+        say("retitled")
+    } catch {
+        say("failed \(error)")
+    }
 default:
     FileHandle.standardError.write(Data("unknown command \(arguments[1])\n".utf8))
     exit(2)

@@ -335,3 +335,12 @@ extension WriteTransaction {
         }
     }
 }
+
+/// The sync clock of this process, for tests of devices whose clocks are wrong.
+@_spi(Testing)
+public enum SyncClock {
+    /// Sets this process's sync clock `milliseconds` away from the system's (negative: behind).
+    public static func setOffset(milliseconds: Int64) {
+        SyncStorage.clockOffset.store(milliseconds, ordering: .relaxed)
+    }
+}

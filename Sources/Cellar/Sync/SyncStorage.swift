@@ -1,6 +1,7 @@
 import CellarSyncProtocol
 import Foundation
 import LMDB
+import Synchronization
 
 /// Where sync keeps its state in a store: the names are made here and read everywhere else.
 ///
@@ -97,7 +98,14 @@ enum SyncStorage {
     }
 
     /// Now, as a stamp time: milliseconds since 1970 in the high 48 bits.
-    static func now() -> UInt64 { UInt64(max(0, Date().timeIntervalSince1970 * 1000)) << 16 }
+    static func now() -> UInt64 {
+        let milliseconds = Int64(Date().timeIntervalSince1970 * 1000) + clockOffset.load(ordering: .relaxed)
+        return UInt64(max(0, milliseconds)) << 16
+    }
+
+    /// How far this process's sync clock is set from the system's, in milliseconds: 0, but in the tests of a device
+    /// whose clock is wrong.
+    static let clockOffset = Atomic<Int64>(0)
 }
 
 /// The two databases of sync's state, once a store has them.

@@ -19,7 +19,7 @@ struct KillTests {
         var written: Set<String> = []
         for _ in 0..<6 {
             // Killed after a random number of lines: just after a commit, or with a push in flight.
-            let lines = try await Self.runUntilKilled(
+            let lines = try await SyncHelper.runUntilKilled(
                 ["push-until-killed", path, server.url.absoluteString, token], afterLines: 2 + random.below(40))
             written.formUnion(lines.filter { $0.hasPrefix("wrote ") }.map { String($0.dropFirst(6)) })
         }
@@ -46,9 +46,9 @@ struct KillTests {
         let path = folder.url.appendingPathComponent("device").path
         var written: Set<String> = []
         for push in [1, 3] {
-            let lines = try await Self.run(
+            let lines = try await SyncHelper.run(
                 ["push-until-killed", path, server.url.absoluteString, token],
-                environment: ["CELLAR_SYNC_KILL": "\(moment):\(push)"])
+                environment: ["CELLAR_SYNC_KILL": "\(moment):\(push)"], expectKilled: true)
             written.formUnion(lines.filter { $0.hasPrefix("wrote ") }.map { String($0.dropFirst(6)) })
             // It died in its push: the last card it wrote was never reported pushed.
             #expect(lines.last?.hasPrefix("wrote ") == true, "\(lines)")
@@ -66,63 +66,5 @@ struct KillTests {
         // Pushed again after the server had applied it: nothing changed on the server.
         if moment == "didSend" { #expect(sequenceAfter == sequenceBefore) }
         #expect(await client.currentStatus.pendingChanges == 0)
-    }
-
-    /// Runs `cellar-sync-helper` to its end (a kill) with `environment` added, and returns the lines it printed.
-    static func run(_ arguments: [String], environment: [String: String]) async throws -> [String] {
-        let process = Process()
-        process.executableURL = try syncHelper()
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data: Data = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                let data = output.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                continuation.resume(returning: data)
-            }
-        }
-        #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL)
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
-    }
-
-    /// Runs `cellar-sync-helper` with `arguments`, kills it with SIGKILL once it printed `afterLines` lines, and
-    /// returns the lines it printed.
-    static func runUntilKilled(_ arguments: [String], afterLines count: Int) async throws -> [String] {
-        let process = Process()
-        process.executableURL = try syncHelper()
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let lines: [String] = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                var text = ""
-                while true {
-                    let chunk = output.fileHandleForReading.availableData
-                    if chunk.isEmpty { break }
-                    text += String(decoding: chunk, as: UTF8.self)
-                    if text.split(separator: "\n").count >= count { break }
-                }
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-                continuation.resume(returning: text.split(separator: "\n").map(String.init))
-            }
-        }
-        return lines
-    }
-
-    /// `cellar-sync-helper`, built beside the tests.
-    static func syncHelper() throws -> URL {
-        let folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for candidate in [folder, folder.deletingLastPathComponent()] + Bundle.allBundles.map(\.bundleURL) {
-            let url = candidate.deletingLastPathComponent().appendingPathComponent("cellar-sync-helper")
-            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
-            let inside = candidate.appendingPathComponent("cellar-sync-helper")
-            if FileManager.default.isExecutableFile(atPath: inside.path) { return inside }
-        }
-        throw CocoaError(.fileNoSuchFile)
     }
 }
