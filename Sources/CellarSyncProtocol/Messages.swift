@@ -136,3 +136,38 @@ public struct SyncFailure: Sendable, Codable, Error, CustomStringConvertible {
 
     public var description: String { "\(code.rawValue): \(reason)" }
 }
+
+extension SyncProtocol {
+    /// The longest record id a server stores, in UTF-8 bytes: ids are part of PostgreSQL's primary key, whose index
+    /// entries must stay well under a page.
+    public static let maxIDBytes = 1_000
+    /// The longest model or property name, in UTF-8 bytes.
+    public static let maxNameBytes = 255
+}
+
+extension JSONValue {
+    /// Whether the value holds U+0000 in a string or an object's key, which PostgreSQL's `jsonb` cannot store.
+    public var holdsNUL: Bool {
+        switch self {
+        case .null, .bool, .integer, .double: false
+        case .string(let text): text.utf8.contains(0)
+        case .array(let values): values.contains(where: \.holdsNUL)
+        case .object(let members): members.contains { $0.key.utf8.contains(0) || $0.value.holdsNUL }
+        }
+    }
+}
+
+extension RecordChange {
+    /// Why no server can store this change, in words; `nil` when one can. A client checks before it pushes, so that
+    /// one such record does not hold back the changes after it.
+    public var unstorableReason: String? {
+        if id.isEmpty { return "its id is empty" }
+        if id.utf8.count > SyncProtocol.maxIDBytes || id.utf8.contains(0) {
+            return "its id is longer than \(SyncProtocol.maxIDBytes) UTF-8 bytes, or holds U+0000"
+        }
+        for (name, value) in state.fields.sorted(by: { $0.key < $1.key }) where value.holdsNUL {
+            return "its \"\(name)\" holds U+0000 in a string or key, which PostgreSQL's jsonb cannot store"
+        }
+        return nil
+    }
+}

@@ -26,8 +26,9 @@ public struct SyncStamp: Sendable, Hashable, Comparable, CustomStringConvertible
     /// Reads the text form; `nil` for anything else.
     public init?(_ text: String) {
         let utf8 = Array(text.utf8)
-        guard utf8.count == 16 + 1 + 32, utf8[16] == UInt8(ascii: "-") else { return nil }
-        guard let time = UInt64(String(decoding: utf8[0..<16], as: UTF8.self), radix: 16) else { return nil }
+        guard utf8.count == 16 + 1 + 32, utf8[16] == UInt8(ascii: "-"), utf8[0..<16].allSatisfy(Self.isHexDigit),
+            let time = UInt64(String(decoding: utf8[0..<16], as: UTF8.self), radix: 16)
+        else { return nil }
         let device = String(decoding: utf8[17...], as: UTF8.self)
         guard Self.isDeviceID(device) else { return nil }
         self.init(time: time, device: device)
@@ -35,11 +36,12 @@ public struct SyncStamp: Sendable, Hashable, Comparable, CustomStringConvertible
 
     /// Whether `text` is a device id: 32 lowercase hex digits.
     public static func isDeviceID(_ text: String) -> Bool {
-        text.utf8.count == 32
-            && text.utf8.allSatisfy {
-                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
-                    || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0)
-            }
+        text.utf8.count == 32 && text.utf8.allSatisfy(isHexDigit)
+    }
+
+    /// Whether `byte` is a lowercase hex digit: the only digits the text form uses.
+    static func isHexDigit(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
     }
 
     static func hex(_ value: UInt64) -> String {

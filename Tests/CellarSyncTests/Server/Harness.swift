@@ -6,7 +6,7 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// Real `cellar-server` processes on the private cluster that `.ci/postgres start` made.
+/// Real `cellar-server` processes (built in `Server/`) on the private cluster that `.ci/postgres start` made.
 enum Harness {
     static let environment = ProcessInfo.processInfo.environment
 
@@ -60,7 +60,10 @@ enum Harness {
 
     /// The rows of a query through psql, as text: one line a row, columns separated by `|`.
     static func sql(_ query: String) async throws -> String {
-        let psql = ["/usr/bin/psql", "/usr/local/bin/psql"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        let path = (environment["PATH"] ?? "").split(separator: ":").map { "\($0)/psql" }
+        let debian = ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []).sorted()
+            .reversed().map { "/usr/lib/postgresql/\($0)/bin/psql" }
+        let psql = (path + debian).first { FileManager.default.isExecutableFile(atPath: $0) }
         let (status, output) = try await run(
             URL(fileURLWithPath: psql ?? "/usr/bin/psql"),
             [
@@ -140,4 +143,57 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     deinit { stop() }
+}
+
+/// A device of one user, talking HTTP to one server.
+struct Device: Sendable {
+    var server: URL
+    var token: String?
+    var id: String
+
+    static let models = ["Dog": ModelSchema(version: 1, properties: ["name", "age", "owner"])]
+
+    /// POSTs `body` to `path`, and returns the status and the body of the answer.
+    func post(_ path: String, body: Data, token: String? = nil) async throws -> (status: Int, body: Data) {
+        var request = URLRequest(url: server.appendingPathComponent(path))
+        request.httpMethod = "POST"
+        request.httpBody = body
+        request.timeoutInterval = 120
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        if let token = token ?? self.token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
+    }
+
+    func push(_ changes: [RecordChange], models: [String: ModelSchema] = models) async throws -> PushResponse {
+        let body = try JSONEncoder().encode(PushRequest(device: id, models: models, changes: changes))
+        let (status, data) = try await post(SyncProtocol.pushPath, body: body)
+        try #require(status == 200, "push answered \(status): \(String(decoding: data, as: UTF8.self))")
+        return try JSONDecoder().decode(PushResponse.self, from: data)
+    }
+
+    func pull(
+        after: Int64, limit: Int = 1000, wait: Int = 0, models: [String: ModelSchema] = models
+    ) async throws -> PullResponse {
+        let body = try JSONEncoder().encode(
+            PullRequest(device: id, models: models, after: after, limit: limit, wait: wait))
+        let (status, data) = try await post(SyncProtocol.pullPath, body: body)
+        try #require(status == 200, "pull answered \(status): \(String(decoding: data, as: UTF8.self))")
+        return try JSONDecoder().decode(PullResponse.self, from: data)
+    }
+
+    /// Sends a body that must be refused, and returns the status and the failure.
+    func refused(_ path: String, body: Data, token: String? = nil) async throws -> (status: Int, failure: SyncFailure) {
+        let (status, data) = try await post(path, body: body, token: token)
+        let failure =
+            (try? JSONDecoder().decode(SyncFailure.self, from: data))
+            ?? SyncFailure(.badRequest, "(no failure, but: \(String(decoding: data.prefix(200), as: UTF8.self)))")
+        return (status, failure)
+    }
+}
+
+/// A change that writes `fields`, each stamped with `stamp`.
+func change(_ id: String, _ fields: [String: JSONValue], stamp: SyncStamp, model: String = "Dog") -> RecordChange {
+    RecordChange(
+        model: model, id: id, state: RecordState(fields: fields, stamps: fields.mapValues { _ in stamp }))
 }

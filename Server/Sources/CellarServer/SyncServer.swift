@@ -1,0 +1,207 @@
+import CellarSyncProtocol
+import Foundation
+import Hummingbird
+import PostgresNIO
+
+/// Where the server finds PostgreSQL: a Unix socket directory, or a host and port.
+public struct DatabaseOptions: Sendable {
+    public var socketDirectory: String?
+    public var host: String?
+    public var port: Int
+    public var user: String
+    public var password: String?
+    public var name: String
+
+    public init(
+        socketDirectory: String? = nil, host: String? = nil, port: Int = 5432, user: String, password: String? = nil,
+        name: String
+    ) {
+        self.socketDirectory = socketDirectory
+        self.host = host
+        self.port = port
+        self.user = user
+        self.password = password
+        self.name = name
+    }
+
+    /// Where the database is, in words.
+    public var endpoint: String {
+        if let socketDirectory { return "the socket \(socketDirectory)/.s.PGSQL.\(port)" }
+        return "\(host ?? "127.0.0.1"):\(port)"
+    }
+
+    /// The connection pool's configuration: a socket directory holds PostgreSQL's `.s.PGSQL.<port>`.
+    public var clientConfiguration: PostgresClient.Configuration {
+        var configuration: PostgresClient.Configuration
+        if let socketDirectory {
+            let path = URL(fileURLWithPath: socketDirectory).appendingPathComponent(".s.PGSQL.\(port)").path
+            configuration = .init(unixSocketPath: path, username: user, password: password, database: name)
+        } else {
+            configuration = .init(
+                host: host ?? "127.0.0.1", port: port, username: user, password: password, database: name,
+                tls: .disable)
+        }
+        configuration.options.connectTimeout = .seconds(10)
+        // Names this process's connections in pg_stat_activity.
+        configuration.options.additionalStartupParameters = [
+            ("application_name", "cellar-server \(ProcessInfo.processInfo.processIdentifier)")
+        ]
+        return configuration
+    }
+}
+
+/// The HTTP side: the two endpoints of ``SyncProtocol``, each answering JSON, and refusals as a ``SyncFailure``.
+public enum SyncServer {
+    /// Runs `body` with a connection pool to the database, running while `body` does.
+    public static func withStore<Result: Sendable>(
+        _ options: DatabaseOptions, logger: Logger, _ body: @Sendable (SyncStore) async throws -> Result
+    ) async throws -> Result {
+        let client = PostgresClient(configuration: options.clientConfiguration, backgroundLogger: logger)
+        return try await withThrowingTaskGroup(of: Void.self, returning: Result.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            // Lets `run()` begin first: a lease asked for before it is logged as a mistake (though it would wait).
+            try await Task.sleep(for: .milliseconds(20))
+            return try await body(SyncStore(client: client, logger: logger))
+        }
+    }
+
+    /// Creates the tables, starts listening for pushes, and serves HTTP on `host`:`port` until SIGTERM or SIGINT.
+    /// `onListening` gets the address actually bound (port 0 picks a free one).
+    public static func serve(
+        host: String, port: Int, database: DatabaseOptions, logger: Logger,
+        onListening: @escaping @Sendable (String, Int) -> Void
+    ) async throws {
+        try await withStore(database, logger: logger) { store in
+            try await prepare(store, database: database)
+            let notifier = Notifier()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await store.listen(notifier: notifier) }
+                defer { group.cancelAll() }
+                await notifier.waitUntilListening()
+                let app = Application(
+                    router: router(store: store, notifier: notifier),
+                    configuration: .init(address: .hostname(host, port: port), serverName: nil),
+                    onServerRunning: { channel in
+                        onListening(host, channel.localAddress?.port ?? port)
+                    },
+                    logger: logger)
+                try await app.runService()
+            }
+        }
+    }
+
+    /// Creates the tables, or says that the database could not be reached within `timeout`: the pool itself would
+    /// try again forever.
+    public static func prepare(_ store: SyncStore, database: DatabaseOptions, timeout: Duration = .seconds(30))
+        async throws
+    {
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                try await store.createTables()
+                return true
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return false
+            }
+            defer { group.cancelAll() }
+            guard try await group.next() == true else {
+                throw StartupError(
+                    description: "could not reach PostgreSQL at \(database.endpoint) as \(database.user), database "
+                        + "\(database.name), within \(timeout): is it running, and does the role exist?")
+            }
+        }
+    }
+
+    public struct StartupError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// The routes: `POST /v1/push` and `POST /v1/pull`.
+    public static func router(store: SyncStore, notifier: Notifier) -> Router<BasicRequestContext> {
+        let router = Router()
+        router.post(RouterPath(SyncProtocol.pushPath)) { request, _ in
+            await answer(logger: store.logger) {
+                let owner = try await authenticate(request, store: store)
+                let push = try Validation.decode(PushRequest.self, from: try await body(of: request))
+                try Validation.validate(push)
+                return try await store.push(push, owner: owner)
+            }
+        }
+        router.post(RouterPath(SyncProtocol.pullPath)) { request, _ in
+            await answer(logger: store.logger) {
+                let owner = try await authenticate(request, store: store)
+                let pull = try Validation.validated(
+                    Validation.decode(PullRequest.self, from: try await body(of: request)))
+                try await store.checkSchema(pull.models, owner: owner)
+                // Registered before the first query: a push that commits between that query and the wait still
+                // wakes it.
+                let registration = pull.wait > 0 ? notifier.register(owner: owner) : nil
+                defer { registration.map(notifier.unregister) }
+                var response = try await store.changes(owner: owner, after: pull.after, limit: pull.limit)
+                if response.changes.isEmpty, let registration {
+                    await notifier.wait(registration, timeout: .seconds(pull.wait))
+                    response = try await store.changes(owner: owner, after: pull.after, limit: pull.limit)
+                }
+                return response
+            }
+        }
+        return router
+    }
+
+    /// The owner the request's bearer token belongs to.
+    static func authenticate(_ request: Request, store: SyncStore) async throws -> String {
+        guard let header = request.headers[.authorization] else {
+            throw SyncFailure(.unauthorized, "no `Authorization: Bearer <token>` header")
+        }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer", !parts[1].isEmpty else {
+            throw SyncFailure(.unauthorized, "the Authorization header is not `Bearer <token>`")
+        }
+        guard let owner = try await store.owner(ofToken: String(parts[1])) else {
+            throw SyncFailure(.unauthorized, "the server knows no such token: make one with `cellar-server token`")
+        }
+        return owner
+    }
+
+    /// The request's body, refused past ``SyncProtocol/maxBodyBytes`` without reading it all.
+    static func body(of request: Request) async throws -> Data {
+        let tooLarge = SyncFailure(
+            .tooLarge, "the body is larger than the \(SyncProtocol.maxBodyBytes) bytes the server reads")
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > SyncProtocol.maxBodyBytes {
+            throw tooLarge
+        }
+        do {
+            let buffer = try await request.body.collect(upTo: SyncProtocol.maxBodyBytes)
+            return Data(buffer.readableBytesView)
+        } catch is NIOTooManyBytesError {
+            throw tooLarge
+        }
+    }
+
+    /// Runs a handler, and answers its result as JSON or its refusal as a ``SyncFailure``.
+    static func answer(
+        logger: Logger, _ handler: () async throws -> some Encodable
+    ) async -> Response {
+        do {
+            return json(try await handler(), status: .ok)
+        } catch let failure as SyncFailure {
+            return json(failure, status: HTTPResponse.Status(code: failure.code.httpStatus))
+        } catch {
+            logger.error("request failed: \(String(reflecting: error))")
+            let failure = SyncFailure(
+                .unavailable, "the server could not use its database; try again later (\(type(of: error)))")
+            return json(failure, status: HTTPResponse.Status(code: failure.code.httpStatus))
+        }
+    }
+
+    static func json(_ value: some Encodable, status: HTTPResponse.Status) -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
+        return Response(
+            status: status, headers: [.contentType: "application/json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}

@@ -1,0 +1,357 @@
+import CellarSyncProtocol
+import Foundation
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The server as devices see it: real `cellar-server` processes on a real PostgreSQL cluster.
+@Suite("Sync: the server", .enabled(if: Harness.canRun, Harness.skipMessage), .timeLimit(.minutes(3)))
+struct SyncServerTests {
+    @Test func pushedRecordsComeBackAsSent() async throws {
+        let server = try await ServerProcess()
+        let user = Harness.newUser("round-trip")
+        let device = Device(server: server.url, token: try await Harness.token(for: user), id: Harness.device("a"))
+        let first = Harness.stamp(device.id)
+        let rex = change(
+            "rex", ["name": .string("Rex"), "age": .integer(3), "owner": .object(["city": .string("Lyon")])],
+            stamp: first)
+        let fido = change("fido", ["name": .string("Fido"), "age": .double(2.5)], stamp: first)
+        let pushed = try await device.push([rex, fido])
+        #expect(pushed.applied == 2)
+        #expect(pushed.sequence == 2)
+
+        let pulled = try await device.pull(after: 0)
+        #expect(pulled.changes.map(\.id) == ["rex", "fido"])
+        #expect(pulled.changes.map(\.sequence) == [1, 2])
+        #expect(pulled.changes.map(\.state) == [rex.state, fido.state])
+        #expect(pulled.sequence == 2)
+        #expect(!pulled.more)
+
+        // A later change: the record comes back once more, with a higher sequence, and only it.
+        let renamed = change("rex", ["name": .string("Rex II")], stamp: Harness.stamp(device.id, offset: 1))
+        #expect(try await device.push([renamed]).sequence == 3)
+        let next = try await device.pull(after: 2)
+        #expect(next.changes.map(\.id) == ["rex"])
+        #expect(next.changes.first?.sequence == 3)
+        #expect(next.changes.first?.state.fields["name"] == .string("Rex II"))
+        #expect(next.changes.first?.state.fields["age"] == .integer(3))
+        #expect(next.sequence == 3)
+
+        // The limit pages, and says that more are waiting.
+        let page = try await device.pull(after: 0, limit: 1)
+        #expect(page.changes.map(\.id) == ["fido"])
+        #expect(page.more)
+        #expect(page.sequence == 2)
+
+        // The row is the model's JSON, for SQL.
+        let name = try await Harness.sql(
+            "SELECT record->>'name', record->'owner'->>'city', tombstone FROM cellar_records "
+                + "WHERE owner = '\(user)' AND id = 'rex'")
+        #expect(name == "Rex II|Lyon|f")
+    }
+
+    @Test func aRetriedPushAppliesNothing() async throws {
+        let server = try await ServerProcess()
+        let device = Device(
+            server: server.url, token: try await Harness.token(for: Harness.newUser("retry")), id: Harness.device("b"))
+        let stamp = Harness.stamp(device.id)
+        let batch = [
+            change("one", ["name": .string("One"), "age": .integer(1)], stamp: stamp),
+            change("two", ["name": .string("Two")], stamp: stamp),
+            RecordChange(model: "Dog", id: "three", state: .tombstone(stamp)),
+        ]
+        let first = try await device.push(batch)
+        #expect(first.applied == 3)
+        #expect(first.sequence == 3)
+        let again = try await device.push(batch)
+        #expect(again.applied == 0)
+        #expect(again.sequence == 3)
+        #expect(try await device.pull(after: 3).changes.isEmpty)
+    }
+
+    @Test func twoDevicesKeepEachTheirProperty() async throws {
+        let server = try await ServerProcess()
+        let token = try await Harness.token(for: Harness.newUser("merge"))
+        let phone = Device(server: server.url, token: token, id: Harness.device("c"))
+        let laptop = Device(server: server.url, token: token, id: Harness.device("d"))
+        let start = Harness.stamp(phone.id, offset: -10_000)
+        _ = try await phone.push([
+            change("rex", ["name": .string("Rex"), "age": .integer(3), "owner": .string("Ann")], stamp: start)
+        ])
+
+        // Concurrently: the phone renames, the laptop changes the age; the laptop also writes an owner, but with a
+        // stamp older than the phone's first write, which loses.
+        _ = try await phone.push([
+            change("rex", ["name": .string("Rexy")], stamp: Harness.stamp(phone.id, offset: -5_000))
+        ])
+        let laptopChange = RecordChange(
+            model: "Dog", id: "rex",
+            state: RecordState(
+                fields: ["age": .integer(4), "owner": .string("Bob")],
+                stamps: [
+                    "age": Harness.stamp(laptop.id, offset: -4_000),
+                    "owner": Harness.stamp(laptop.id, offset: -20_000),
+                ]))
+        #expect(try await laptop.push([laptopChange]).applied == 1)
+
+        let pulled = try await phone.pull(after: 0)
+        #expect(pulled.changes.count == 1)
+        let state = try #require(pulled.changes.first?.state)
+        #expect(state.fields == ["name": .string("Rexy"), "age": .integer(4), "owner": .string("Ann")])
+        #expect(state.stamps["age"]?.device == laptop.id)
+        #expect(state.stamps["name"]?.device == phone.id)
+        #expect(state.stamps["owner"] == start)
+    }
+
+    @Test func aDeleteWinsAgainstALaterUpdate() async throws {
+        let server = try await ServerProcess()
+        let user = Harness.newUser("delete")
+        let token = try await Harness.token(for: user)
+        let phone = Device(server: server.url, token: token, id: Harness.device("e"))
+        let laptop = Device(server: server.url, token: token, id: Harness.device("f"))
+        _ = try await phone.push([
+            change("rex", ["name": .string("Rex")], stamp: Harness.stamp(phone.id, offset: -3_000))
+        ])
+        let deleted = Harness.stamp(phone.id, offset: -2_000)
+        #expect(try await phone.push([RecordChange(model: "Dog", id: "rex", state: .tombstone(deleted))]).applied == 1)
+        // An update stamped after the delete changes nothing.
+        let update = try await laptop.push([change("rex", ["name": .string("Max")], stamp: Harness.stamp(laptop.id))])
+        #expect(update.applied == 0)
+        #expect(update.sequence == 2)
+
+        let pulled = try await laptop.pull(after: 0)
+        #expect(pulled.changes.map(\.state) == [.tombstone(deleted)])
+        let row = try await Harness.sql(
+            "SELECT record::text, tombstone, deleted = version, device FROM cellar_records WHERE owner = '\(user)'")
+        #expect(row == "{}|t|t|\(phone.id)")
+    }
+
+    @Test func eachUserReadsAndWritesOnlyTheirOwnRecords() async throws {
+        let server = try await ServerProcess()
+        let ann = Harness.newUser("ann")
+        let bob = Harness.newUser("bob")
+        let annDevice = Device(server: server.url, token: try await Harness.token(for: ann), id: Harness.device("1"))
+        let bobDevice = Device(server: server.url, token: try await Harness.token(for: bob), id: Harness.device("2"))
+        _ = try await annDevice.push([
+            change("x", ["name": .string("Ann's"), "age": .integer(1)], stamp: Harness.stamp(annDevice.id))
+        ])
+        let annRow = "SELECT record::text, stamps::text, tombstone, sequence FROM cellar_records WHERE owner = '\(ann)'"
+        let before = try await Harness.sql(annRow)
+
+        // Bob pushes the same id, later, then deletes it: his own record, not Ann's.
+        let bobChange = change("x", ["name": .string("Bob's")], stamp: Harness.stamp(bobDevice.id, offset: 1_000))
+        #expect(try await bobDevice.push([bobChange]).applied == 1)
+        let bobPull = try await bobDevice.pull(after: 0)
+        #expect(bobPull.changes.map(\.state) == [bobChange.state])
+        let annPull = try await annDevice.pull(after: 0)
+        #expect(annPull.changes.map { $0.state.fields["name"] } == [.string("Ann's")])
+        _ = try await bobDevice.push([
+            RecordChange(model: "Dog", id: "x", state: .tombstone(Harness.stamp(bobDevice.id, offset: 2_000)))
+        ])
+        #expect(try await Harness.sql(annRow) == before)
+        #expect(try await annDevice.pull(after: 0).changes.map(\.state.deleted) == [nil])
+        #expect(
+            try await Harness.sql(
+                "SELECT count(*) FROM cellar_records WHERE id = 'x' AND owner IN ('\(ann)', '\(bob)')") == "2")
+        #expect(try await Harness.sql("SELECT tombstone FROM cellar_records WHERE owner = '\(bob)'") == "t")
+    }
+
+    @Test func refusedRequestsChangeNothing() async throws {
+        let server = try await ServerProcess()
+        let user = Harness.newUser("refusals")
+        let device = Device(server: server.url, token: try await Harness.token(for: user), id: Harness.device("3"))
+        let now = Harness.stamp(device.id)
+        func body(_ changes: [RecordChange], models: [String: ModelSchema] = Device.models) throws -> Data {
+            try JSONEncoder().encode(PushRequest(device: device.id, models: models, changes: changes))
+        }
+        let good = try body([change("rex", ["name": .string("Rex")], stamp: now)])
+        let cases: [(String, Data, String?, Int, SyncFailure.Code, String?)] = [
+            ("bad JSON", Data("{\"device\": ".utf8), nil, 400, .badRequest, nil),
+            (
+                "missing changes", Data("{\"device\": \"\(device.id)\", \"models\": {}}".utf8), nil, 400, .badRequest,
+                "changes"
+            ),
+            (
+                "unknown model", try body([change("rex", ["name": .string("Rex")], stamp: now, model: "Cat")]), nil,
+                422,
+                .unknownModel, "Cat"
+            ),
+            (
+                "unknown property", try body([change("rex", ["colour": .string("red")], stamp: now)]), nil, 422,
+                .unknownModel,
+                "colour"
+            ),
+            (
+                "1001 changes", try body((0...1000).map { change("dog\($0)", ["name": .string("Dog")], stamp: now) }),
+                nil, 413,
+                .tooLarge, "1001"
+            ),
+            (
+                "a stamp an hour ahead",
+                try body([change("rex", ["name": .string("Rex")], stamp: Harness.stamp(device.id, offset: 3_600_000))]),
+                nil, 422, .invalidStamp, "ahead of the server's clock"
+            ),
+            (
+                "a bad device",
+                try JSONEncoder().encode(PushRequest(device: "phone", models: Device.models, changes: [])), nil, 400,
+                .badRequest, "device"
+            ),
+            ("no token", good, "", 401, .unauthorized, nil),
+            ("a wrong token", good, String(repeating: "0", count: 64), 401, .unauthorized, nil),
+        ]
+        for (name, data, token, status, code, words) in cases {
+            let unauthenticated = token == ""
+            var request = device
+            if unauthenticated { request.token = nil }
+            let answer = try await request.refused(
+                SyncProtocol.pushPath, body: data, token: unauthenticated ? nil : token)
+            #expect(answer.status == status, "\(name)")
+            #expect(answer.failure.code == code, "\(name): \(answer.failure.reason)")
+            if let words { #expect(answer.failure.reason.contains(words), "\(name): \(answer.failure.reason)") }
+        }
+        let tables = try await Harness.sql(
+            "SELECT (SELECT count(*) FROM cellar_records WHERE owner = '\(user)'), "
+                + "(SELECT count(*) FROM cellar_models WHERE owner = '\(user)'), "
+                + "(SELECT sequence FROM cellar_owners WHERE owner = '\(user)')")
+        #expect(tables == "0|0|0")
+        // The same push, well formed and with its token, goes through.
+        #expect(try await device.push([change("rex", ["name": .string("Rex")], stamp: now)]).applied == 1)
+        // A pull is refused alike.
+        let pull = try JSONEncoder().encode(PullRequest(device: device.id, models: [:], after: 0, limit: 10, wait: 0))
+        var stranger = device
+        stranger.token = nil
+        #expect(try await stranger.refused(SyncProtocol.pullPath, body: pull).failure.code == .unauthorized)
+        #expect(try await device.refused(SyncProtocol.pullPath, body: Data("[]".utf8)).failure.code == .badRequest)
+    }
+
+    @Test func anOlderSchemaIsRefused() async throws {
+        let server = try await ServerProcess()
+        let user = Harness.newUser("schema")
+        let device = Device(server: server.url, token: try await Harness.token(for: user), id: Harness.device("4"))
+        let newer = ["Dog": ModelSchema(version: 2, properties: ["name", "age", "owner", "chip"])]
+        let older = Device.models
+        _ = try await device.push(
+            [change("rex", ["chip": .string("250")], stamp: Harness.stamp(device.id))], models: newer)
+
+        let push = try JSONEncoder().encode(
+            PushRequest(
+                device: device.id, models: older,
+                changes: [change("rex", ["name": .string("Rex")], stamp: Harness.stamp(device.id))]))
+        let refusedPush = try await device.refused(SyncProtocol.pushPath, body: push)
+        #expect(refusedPush.status == 409)
+        #expect(refusedPush.failure.code == .schemaOutdated)
+        #expect(refusedPush.failure.reason.contains("version 2"), "\(refusedPush.failure.reason)")
+        #expect(
+            try await Harness.sql("SELECT record::text FROM cellar_records WHERE owner = '\(user)'")
+                == #"{"chip": "250"}"#)
+
+        // A push that declares a new model and an outdated one: refused whole, the new model not recorded either.
+        let mixed = try JSONEncoder().encode(
+            PushRequest(
+                device: device.id,
+                models: older.merging(["Cat": ModelSchema(version: 5, properties: ["name"])]) { $1 },
+                changes: [change("tom", ["name": .string("Tom")], stamp: Harness.stamp(device.id), model: "Cat")]))
+        #expect(try await device.refused(SyncProtocol.pushPath, body: mixed).failure.code == .schemaOutdated)
+        #expect(try await Harness.sql("SELECT model, version FROM cellar_models WHERE owner = '\(user)'") == "Dog|2")
+
+        let pull = try JSONEncoder().encode(PullRequest(device: device.id, models: older, after: 0, limit: 10, wait: 0))
+        let refusedPull = try await device.refused(SyncProtocol.pullPath, body: pull)
+        #expect(refusedPull.status == 409)
+        #expect(refusedPull.failure.code == .schemaOutdated)
+        #expect(try await device.pull(after: 0, models: newer).changes.count == 1)
+        #expect(try await Harness.sql("SELECT version FROM cellar_models WHERE owner = '\(user)'") == "2")
+    }
+
+    @Test func aWaitingPullWakesOnAPushThroughAnotherProcess() async throws {
+        let first = try await ServerProcess()
+        let second = try await ServerProcess()
+        let token = try await Harness.token(for: Harness.newUser("long-poll"))
+        let watcher = Device(server: first.url, token: token, id: Harness.device("5"))
+        let writer = Device(server: second.url, token: token, id: Harness.device("6"))
+        // The longest wait: a pull not woken by the push would answer only after a minute.
+        let waiting = Task { try await watcher.pull(after: 0, wait: SyncProtocol.maxWaitSeconds) }
+        try await Task.sleep(for: .milliseconds(700))
+        _ = try await writer.push([change("rex", ["name": .string("Rex")], stamp: Harness.stamp(writer.id))])
+        let pushed = ContinuousClock.now
+        let pulled = try await waiting.value
+        let woken = ContinuousClock.now
+        #expect(pulled.changes.map(\.id) == ["rex"])
+        #expect(pulled.sequence == 1)
+        #expect(woken - pushed < .seconds(SyncProtocol.maxWaitSeconds / 2), "woken \(woken - pushed) after the push")
+    }
+
+    @Test func aWaitingPullEndsEmptyAfterItsWait() async throws {
+        let server = try await ServerProcess()
+        let device = Device(
+            server: server.url, token: try await Harness.token(for: Harness.newUser("timeout")), id: Harness.device("7")
+        )
+        _ = try await device.push([change("rex", ["name": .string("Rex")], stamp: Harness.stamp(device.id))])
+        let start = ContinuousClock.now
+        let pulled = try await device.pull(after: 1, wait: 1)
+        let waited = ContinuousClock.now - start
+        #expect(pulled.changes.isEmpty)
+        #expect(pulled.sequence == 1)
+        #expect(!pulled.more)
+        #expect(waited >= .milliseconds(900), "waited \(waited)")
+    }
+
+    @Test func aServerKilledMidPushLeavesAllOrNothing() async throws {
+        let server = try await ServerProcess()
+        let user = Harness.newUser("kill")
+        let device = Device(server: server.url, token: try await Harness.token(for: user), id: Harness.device("8"))
+        let stamp = Harness.stamp(device.id)
+        let filler = JSONValue.string(String(repeating: "woof ", count: 1_600))
+        func batch(_ prefix: String) -> [RecordChange] {
+            (0..<1000).map { change("\(prefix)\($0)", ["name": filler, "age": .integer(Int64($0))], stamp: stamp) }
+        }
+        let inTransaction =
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
+            + "AND application_name = 'cellar-server \(server.process.processIdentifier)' AND xact_start IS NOT NULL"
+        /// Waits until the server's transaction is open, or the push is over.
+        func waitForTransaction(of prefix: String) async throws -> ContinuousClock.Instant? {
+            for _ in 0..<1000 {
+                if try await Harness.sql(inTransaction) != "0" { return .now }
+                if try await Harness.sql(
+                    "SELECT count(*) FROM cellar_records WHERE owner = '\(user)' AND id LIKE '\(prefix)%'") != "0"
+                {
+                    return nil
+                }
+            }
+            return nil
+        }
+
+        // A first batch tells how long the server's transaction lasts.
+        let warmUp = Task { try await device.push(batch("warm")) }
+        let opened = try #require(try await waitForTransaction(of: "warm"), "the transaction was never seen open")
+        #expect(try await warmUp.value.applied == 1000)
+        let lasted = ContinuousClock.now - opened
+
+        // The second is killed halfway through its transaction.
+        let pushing = Task { try await device.push(batch("dog")) }
+        let seenOpen = try await waitForTransaction(of: "dog") != nil
+        try await Task.sleep(for: lasted / 2)
+        server.stop(SIGKILL)
+        _ = await pushing.result
+        #expect(seenOpen, "the push's transaction was never seen open")
+        let count = "SELECT count(*) FROM cellar_records WHERE owner = '\(user)' AND id LIKE 'dog%'"
+        // PostgreSQL rolls back once it sees the connection gone.
+        for _ in 0..<50 where try await Harness.sql(inTransaction) != "0" {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let rows = try await Harness.sql(count)
+        print("killed \(lasted / 2) into a push's transaction of \(lasted): \(rows) of 1000 records written")
+        #expect(rows == "0" || rows == "1000", "\(rows) of the 1000 records were written")
+        let sequence = try await Harness.sql("SELECT sequence FROM cellar_owners WHERE owner = '\(user)'")
+        #expect(Int(sequence) == 1000 + Int(rows)!)
+
+        // The same push again, through a new process: the rest is applied, and no record twice.
+        let again = try await ServerProcess()
+        var retry = device
+        retry.server = again.url
+        let answer = try await retry.push(batch("dog"))
+        #expect(answer.applied == 1000 - Int(rows)!)
+        #expect(try await Harness.sql(count) == "1000")
+    }
+}
