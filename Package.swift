@@ -44,8 +44,9 @@ let package = Package(
             ]
         ),
         .target(name: "CellarMacros", dependencies: ["Cellar", "CellarMacrosPlugin"]),
-        // The first command a newcomer runs: it builds no swift-syntax. The @Record story has its own executable.
-        .executableTarget(name: "cellar-demo", dependencies: ["Cellar"]),
+        // The first command a newcomer runs: it builds no swift-syntax and no server package (`cellar-demo sync`
+        // talks to a running server). The @Record story has its own executable.
+        .executableTarget(name: "cellar-demo", dependencies: ["Cellar", "CellarSync"]),
         .executableTarget(name: "cellar-demo-record", dependencies: ["Cellar", "CellarMacros"]),
         .executableTarget(
             name: "CellarTool",

@@ -27,6 +27,9 @@ public actor SyncClient {
     private var status = SyncStatus()
     private var watchers: [UUID: AsyncStream<SyncStatus>.Continuation] = [:]
     private var live: Task<Void, Never>?
+    /// Why a record in the outbox cannot be pushed (an id too long, a string with U+0000), when one cannot: the
+    /// status says so instead of "up to date".
+    private var unsyncable: String?
 
     /// Prepares `store` to sync `configuration.models`; nothing is sent until ``sync()`` or ``start()``.
     ///
@@ -77,7 +80,7 @@ public actor SyncClient {
 
     private func update(_ activity: SyncStatus.Activity? = nil, synced: Bool = false) {
         var next = status
-        if let activity { next.activity = activity }
+        if let activity { next.activity = activity == .upToDate ? unsyncable.map { .error($0) } ?? activity : activity }
         next.pendingChanges = (try? store.read { try $0.pendingSyncCount() }) ?? next.pendingChanges
         next.waitingChanges = (try? store.read { try $0.syncValues(prefix: Self.waitingPrefix).count }) ?? 0
         if synced { next.lastSynced = Date() }
@@ -106,6 +109,7 @@ public actor SyncClient {
         var pushed = 0
         while true {
             let batch = try readPushBatch()
+            unsyncable = batch.unstorable.first
             if batch.changes.isEmpty && batch.dropped.isEmpty { break }
             if !batch.changes.isEmpty {
                 update(.pushing)
@@ -207,6 +211,8 @@ public actor SyncClient {
         var changes: [RecordChange] = []
         /// Outbox entries with nothing to push: a record made and deleted before it was pushed.
         var dropped: [PendingSyncChange] = []
+        /// Why records in the outbox cannot be pushed at all, in words.
+        var unstorable: [String] = []
     }
 
     private func readPushBatch() throws(SyncError) -> PushBatch {
@@ -217,7 +223,15 @@ public actor SyncClient {
                 guard let model = models[pending.model] else { continue }
                 batch.pending.append(pending)
                 if let state = try model.pushState(scope, pending) {
-                    batch.changes.append(RecordChange(model: pending.model, id: pending.id, state: state))
+                    let change = RecordChange(model: pending.model, id: pending.id, state: state)
+                    if let reason = change.unstorableReason {
+                        // Left in the outbox, and said: the changes after it go all the same.
+                        batch.pending.removeLast()
+                        batch.unstorable.append(
+                            "the \(pending.model) with id \(pending.id.prefix(80)) cannot sync: \(reason)")
+                        continue
+                    }
+                    batch.changes.append(change)
                 } else {
                     batch.dropped.append(pending)
                 }
@@ -237,7 +251,8 @@ public actor SyncClient {
                 }, uniquingKeysWith: { a, _ in a })
             func name(_ change: RecordChange) -> String { Self.waitingPrefix + change.model + "/" + change.id }
             func attempt(_ change: RecordChange) throws -> Bool {
-                guard let model = models[change.model] else { return false }
+                // A model this app does not sync (a newer version of it does): nothing here to change.
+                guard let model = models[change.model] else { return true }
                 switch try model.apply(txn, change) {
                 case .applied:
                     applied += 1

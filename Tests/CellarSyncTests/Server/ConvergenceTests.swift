@@ -118,6 +118,31 @@ struct ConvergenceTests {
         try await expectSameRecords([a, b], user: user)
     }
 
+    @Test func aRecordNoServerCanStoreWaitsAndSaysWhyWhileTheOthersSync() async throws {
+        let server = try await ServerProcess()
+        let user = Harness.newUser("unstorable")
+        let token = try await Harness.token(for: user)
+        let device = try SyncedDevice(server: server.url, token: token)
+        try await device.store.write { txn in
+            try txn.insert(Card(id: "bad", title: "a\u{0}b"))
+            try txn.insert(Card(id: "good", title: "fine"))
+        }
+        try await device.client.sync()
+        #expect(try await Harness.sql("select id from cellar_records where owner = '\(user)'") == "good")
+        let status = await device.client.currentStatus
+        #expect(status.pendingChanges == 1)
+        guard case .error(let reason) = status.activity else {
+            Issue.record("expected an error status, got \(status.activity)")
+            return
+        }
+        #expect(reason.contains("the Card with id bad cannot sync") && reason.contains("U+0000"), "\(reason)")
+        // Fixed, it goes, and the status is up to date again.
+        try await device.store.write { try $0.update(Card(id: "bad", title: "ab")) }
+        try await device.client.sync()
+        #expect(await device.client.currentStatus.activity == .upToDate)
+        #expect(try await Harness.sql("select count(*) from cellar_records where owner = '\(user)'") == "2")
+    }
+
     /// Syncs every device until none has anything to push or waiting, and all hold the same records.
     func settle(_ devices: [SyncedDevice]) async throws {
         for _ in 0..<6 {
