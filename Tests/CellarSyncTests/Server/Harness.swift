@@ -197,3 +197,16 @@ func change(_ id: String, _ fields: [String: JSONValue], stamp: SyncStamp, model
     RecordChange(
         model: model, id: id, state: RecordState(fields: fields, stamps: fields.mapValues { _ in stamp }))
 }
+
+/// In CI the tests against real servers must run: a cluster or a server that failed to appear would otherwise pass
+/// the run with them skipped.
+@Suite("Sync: the tests against real servers run in CI")
+struct SyncTestsRunInCI {
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["CI"] != nil))
+    func theClusterAndTheServerAreThere() {
+        #expect(Harness.hasDatabase, "CELLAR_DATABASE_SOCKET is unset")
+        #expect(
+            FileManager.default.isExecutableFile(atPath: Harness.executable.path),
+            "no cellar-server at \(Harness.executable.path)")
+    }
+}
