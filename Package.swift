@@ -71,7 +71,8 @@ let package = Package(
         .testTarget(
             name: "CellarSyncTests",
             dependencies: [
-                "CellarSync", "CellarSyncProtocol", "Cellar", "CellarSyncTestSupport", "cellar-sync-helper",
+                "CellarSync", "CellarSyncProtocol", "Cellar", "CellarMacros", "CellarSyncTestSupport",
+                "cellar-sync-helper",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),

@@ -34,6 +34,15 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Sync's figures (Server/bench runs it against a server it starts): first sync, pushes, delivery latency, and
+        // PostgreSQL's COPY of the same rows as the ceiling.
+        .executableTarget(
+            name: "cellar-sync-bench",
+            dependencies: [
+                .product(name: "Cellar", package: "Cellar"), .product(name: "CellarSync", package: "Cellar"),
+                .product(name: "CellarSyncProtocol", package: "Cellar"),
+            ]
+        ),
         // The checks a request meets before the database, without one. The tests of the running server (HTTP,
         // PostgreSQL, several processes) are in the root package's CellarSyncTests, beside the clients'.
         .testTarget(

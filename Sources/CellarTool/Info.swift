@@ -35,6 +35,11 @@ extension CellarCommand {
                 text += "  damaged pages:\n" + overview.pageProblems.map { "    \($0)\n" }.joined()
             }
             text += "  readers: " + readers(overview) + "\n"
+            if let sync = overview.sync {
+                text += "  sync: device \(sync.device), models \(sync.models.joined(separator: ", ")); "
+                text += "\(counted(sync.trackedRecords, "record")) tracked, \(counted(sync.pendingRecords, "change")) "
+                text += "waiting to be pushed, pulled up to server sequence \(sync.cursor)\n"
+            }
             text += models.isEmpty ? "No models\n" : "Models\n"
             for model in models {
                 text += "  \(model.name): \(counted(model.recordCount, "record"))"

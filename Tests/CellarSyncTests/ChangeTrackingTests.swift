@@ -1,4 +1,5 @@
 @_spi(Sync) import Cellar
+import CellarMacros
 import CellarSyncProtocol
 import CellarSyncTestSupport
 import Foundation
@@ -201,4 +202,48 @@ struct ChangeTrackingTests {
             return model == "Pin" && target == "Card"
         }
     }
+
+    @Test func aRecordModelIsTrackedAsItsCodableTwin() throws {
+        let folder = TemporaryFolder()
+        let store = try folder.store([RecordNote.self])
+        _ = try store.enableSync(models: [RecordNote.self])
+        try store.write { try $0.insert(RecordNote(id: "n", text: "generated", tags: ["a"])) }
+        let inserted = try #require(try Self.pending(store).first)
+        #expect(Set(inserted.stamps.keys) == ["id", "text", "tags"])
+        try store.write { try $0.update(RecordNote(id: "n", text: "generated", tags: ["a", "b"])) }
+        let updated = try #require(try Self.pending(store).first)
+        #expect(updated.stamps["tags"]! > inserted.stamps["tags"]! && updated.stamps["text"] == inserted.stamps["text"])
+        // What a push sends is its Codable JSON.
+        let model = try SyncedModel(RecordNote.self, store: store, schemaVersion: 1)
+        let state = try store.read { try model.pushState($0, updated) }
+        #expect(state?.fields["tags"] == .array([.string("a"), .string("b")]))
+    }
+
+    @Test func aReadOnlyStoreCannotSync() throws {
+        let folder = TemporaryFolder()
+        _ = try folder.store()
+        let readOnly = try Store(
+            at: folder.url.appendingPathComponent("store"),
+            configuration: { () -> Configuration in
+                var configuration = Configuration(models: Synced.models)
+                configuration.readOnly = true
+                return configuration
+            }())
+        #expect {
+            _ = try SyncClient(
+                store: readOnly,
+                configuration: .init(server: URL(string: "http://127.0.0.1:9")!, token: "t", models: Synced.models))
+        } throws: { error in
+            guard case SyncError.store(.readOnly) = error else { return false }
+            return true
+        }
+    }
+}
+
+/// A model with generated record code.
+@Record
+struct RecordNote: Model, Equatable {
+    var id: String
+    var text: String
+    var tags: [String]
 }

@@ -24,6 +24,20 @@ package struct StoreOverview: Sendable {
     package let readers: [ReaderSlot]
     /// Whether the reader table could be read: not when the lock file cannot be opened for writing.
     package let usesLockFile: Bool
+    /// What sync keeps in the store, when it syncs.
+    package let sync: SyncOverview?
+}
+
+/// What sync keeps in a store: its device, its synced models, and how far it is.
+package struct SyncOverview: Sendable {
+    package let device: String
+    package let models: [String]
+    /// Records with a tracked state (tombstones included).
+    package let trackedRecords: Int
+    /// Records changed here and not pushed yet.
+    package let pendingRecords: Int
+    /// The server sequence the last pull reached.
+    package let cursor: Int64
 }
 
 extension StoreInspector {
@@ -33,6 +47,16 @@ extension StoreInspector {
         let pages = try core.run("check the pages of") { try environment.checkPages() }
         let (format, schemaVersion) = try read("read") { txn in
             (Int(try txn.get(core.meta, key: StoreCore.formatKey)?.first ?? 0), try core.storedSchemaVersion(in: txn))
+        }
+        let sync = try read("read the sync state of") { txn -> SyncOverview? in
+            guard let session = try SyncSession.load(core: core, in: txn) else { return nil }
+            let cursor = try txn.get(core.meta, key: SyncStorage.cursorKey).map { bytes in
+                bytes.count == 8 ? Int64(littleEndian: bytes.loadUnaligned(as: Int64.self)) : -1
+            }
+            return SyncOverview(
+                device: session.device, models: session.models.sorted(),
+                trackedRecords: try txn.statistics(session.databases.records).entries,
+                pendingRecords: try txn.statistics(session.databases.outbox).entries, cursor: cursor ?? 0)
         }
         let info = environment.info
         let process = getpid()
@@ -44,7 +68,7 @@ extension StoreInspector {
             readers: try core.run("read the reader table of") { try environment.readers }.filter {
                 $0.process != process
             },
-            usesLockFile: environment.usesLockFile)
+            usesLockFile: environment.usesLockFile, sync: sync)
     }
 }
 

@@ -40,7 +40,9 @@ final class ModelInfo: Sendable {
         self.committedDictionary = Lock(dictionary)
     }
 
-    var dictionaryKey: [UInt8] { Array("keys/\(name)".utf8) }
+    var dictionaryKey: [UInt8] { Self.dictionaryKey(of: name) }
+    /// Where `_meta` keeps the key dictionary of the model stored as `name`.
+    static func dictionaryKey(of name: String) -> [UInt8] { Array("keys/\(name)".utf8) }
     var sequenceKey: [UInt8] { Array("seq/\(name)".utf8) }
 
     /// Whether reading the stored record before a write is needed, to find the index and backlink entries it moves.

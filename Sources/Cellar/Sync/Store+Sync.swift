@@ -120,9 +120,12 @@ extension WriteTransaction {
     /// these stamps: its properties are not pushed back, and this device's later changes are stamped after them.
     /// A property the stored record has and `stamps` lacks keeps its tracked stamp; one with neither is stamped by
     /// this transaction as a change of this device.
+    ///
+    /// The properties in `changedHere` are stamped as this device's change instead, after every stamp seen, and the
+    /// record goes to the outbox: a model's resolver chose a value the pulled state does not have.
     @_spi(Sync)
     public func adoptSyncState<M: Model>(
-        _ type: M.Type, id: M.ID, stamps: [String: SyncStamp], deleted: SyncStamp?
+        _ type: M.Type, id: M.ID, stamps: [String: SyncStamp], deleted: SyncStamp?, changedHere: Set<String> = []
     ) throws(StoreError) {
         let state = try state(for: type)
         guard let session = state.syncSession else {
@@ -140,14 +143,14 @@ extension WriteTransaction {
             do { _ = try txn.delete(session.databases.outbox, key: key) } catch { throw lmdbError(error, "write") }
         } else {
             let tracked = try session.trackedRecord(
-                model: model, primaryKey: primaryKey, key: key, store: store, in: txn)
+                model: model, primaryKey: primaryKey, key: key, core: store.core, in: txn)
             let known = tracked?.stamps ?? [:]
             let stored: UnsafeRawBufferPointer?
             do { stored = try txn.get(state.info.records, key: primaryKey) } catch { throw lmdbError(error, "read") }
             let current =
                 try stored.map { (bytes) throws(StoreError) in
                     try Self.fieldHashes(
-                        bytes, dictionary: state.encoder.dictionary, model: model, primaryKey: primaryKey, store: store)
+                        bytes, dictionary: state.encoder.dictionary, model: model, primaryKey: primaryKey)
                 } ?? []
             var fields: [String: TrackedRecord.Field] = [:]
             for (name, hash) in current {
@@ -157,9 +160,23 @@ extension WriteTransaction {
             for (name, stamp) in stamps where fields[name] == nil {
                 fields[name] = TrackedRecord.Field(name: name, hash: TrackedRecord.absent, stamp: stamp)
             }
+            let hashes = Dictionary(current.map { ($0.name, $0.hash) }, uniquingKeysWith: { a, _ in a })
+            for name in changedHere {
+                fields[name] = TrackedRecord.Field(
+                    name: name, hash: hashes[name] ?? TrackedRecord.absent, stamp: session.stampForLocalChange())
+            }
             adopted = TrackedRecord(fields: fields.values.sorted { $0.name < $1.name })
         }
-        do { try session.write(adopted, key: key, in: txn) } catch { throw lmdbError(error, "write") }
+        do {
+            try session.write(adopted, key: key, in: txn)
+            if !changedHere.isEmpty {
+                let marker = session.stampForLocalChange().time
+                try txn.put(
+                    session.databases.outbox, key: key, value: withUnsafeBytes(of: marker.littleEndian, Array.init))
+            }
+        } catch {
+            throw lmdbError(error, "write")
+        }
     }
 }
 
@@ -191,7 +208,7 @@ extension ReadScope {
     @_spi(Sync)
     public func pendingSyncChanges(limit: Int) throws(StoreError) -> [PendingSyncChange] {
         let txn = try lmdb
-        guard let session = try SyncSession.load(store: store, in: txn) else { return [] }
+        guard let session = try SyncSession.load(core: store.core, in: txn) else { return [] }
         var entries: [(model: String, primaryKey: [UInt8], key: [UInt8], marker: UInt64)] = []
         try store.core.run("read the outbox of") {
             try txn.walk(session.databases.outbox) { entry in
@@ -210,13 +227,23 @@ extension ReadScope {
                 throw .invalidSchema(model: entry.model, reason: "its ids cannot sync: use String, UUID or integer ids")
             }
             let tracked = try session.trackedRecord(
-                model: entry.model, primaryKey: entry.primaryKey, key: entry.key, store: store, in: txn)
+                model: entry.model, primaryKey: entry.primaryKey, key: entry.key, core: store.core, in: txn)
             changes.append(
                 PendingSyncChange(
                     model: entry.model, primaryKey: entry.primaryKey, id: id, marker: entry.marker,
                     stamps: tracked?.stamps ?? [:], deleted: tracked?.deleted))
         }
         return changes
+    }
+
+    /// Whether the record of `type` with `id` has a change of this device that is not pushed yet.
+    @_spi(Sync)
+    public func hasPendingSyncChange<M: Model>(_ type: M.Type, id: M.ID) throws(StoreError) -> Bool {
+        guard let databases = store.core.syncDatabases.withLock({ $0 }) else { return false }
+        let info = try modelInfo(for: type)
+        let key = SyncStorage.key(model: info.name, primaryKey: try primaryKey(id, of: type))
+        let txn = try lmdb
+        do { return try txn.get(databases.outbox, key: key) != nil } catch { throw lmdbError(error, "read") }
     }
 
     /// The record of `type` stored under `primaryKey`, or `nil`.
@@ -242,11 +269,11 @@ extension ReadScope {
             try transaction.trackNow(primaryKey, of: try transaction.state(for: type))
         }
         let txn = try lmdb
-        guard let session = try SyncSession.load(store: store, in: txn) else { return nil }
+        guard let session = try SyncSession.load(core: store.core, in: txn) else { return nil }
         let key = SyncStorage.key(model: info.name, primaryKey: primaryKey)
         guard
             let tracked = try session.trackedRecord(
-                model: info.name, primaryKey: primaryKey, key: key, store: store, in: txn)
+                model: info.name, primaryKey: primaryKey, key: key, core: store.core, in: txn)
         else { return nil }
         return (tracked.stamps, tracked.deleted)
     }

@@ -141,8 +141,7 @@ final class SyncSession {
     var device: String { devices[0] }
 
     /// Reads sync's state in `txn`; `nil` when the store does not sync.
-    static func load(store: Store, in txn: ReadTransaction) throws(StoreError) -> SyncSession? {
-        let core = store.core
+    static func load(core: StoreCore, in txn: ReadTransaction) throws(StoreError) -> SyncSession? {
         return try core.run("read the sync state of") { () throws -> SyncSession? in
             guard let names = try txn.get(core.meta, key: SyncStorage.modelsKey) else { return nil }
             guard let models = SyncStorage.decodeNames(names) else {
@@ -201,23 +200,25 @@ final class SyncSession {
     /// Moves the clock past a stamp pulled from another device, so that a later change here wins over it even when
     /// this device's clock is behind.
     func observe(_ stamp: SyncStamp) {
-        guard stamp.time > clock, localStamp == nil else { return }
+        guard stamp.time > clock else { return }
         clock = stamp.time
         clockChanged = true
+        // This transaction's later changes must come after it too.
+        localStamp = nil
     }
 
     /// The tracked state of the record of `model` stored under `key` (a `SyncStorage.key`).
     func trackedRecord(
-        model: String, primaryKey: [UInt8], key: [UInt8], store: Store, in txn: ReadTransaction
+        model: String, primaryKey: [UInt8], key: [UInt8], core: StoreCore, in txn: ReadTransaction
     ) throws(StoreError) -> TrackedRecord? {
         let stored: UnsafeRawBufferPointer?
-        do { stored = try txn.get(databases.records, key: key) } catch { throw store.core.error(error, "read") }
+        do { stored = try txn.get(databases.records, key: key) } catch { throw core.error(error, "read") }
         guard let stored else { return nil }
         do {
             return try TrackedRecord(stored, devices: devices)
         } catch {
             throw .corruptedFile(
-                path: store.core.path,
+                path: core.path,
                 reason: "the sync state of the \(model) with id \(KeyEncoding.describe(primaryKey)) is damaged")
         }
     }
@@ -227,13 +228,68 @@ final class SyncSession {
     }
 
     /// Writes the device table and the clock when this transaction changed them.
-    func flush(store: Store, in txn: LMDB.WriteTransaction) throws(LMDBError) {
+    func flush(core: StoreCore, in txn: LMDB.WriteTransaction) throws(LMDBError) {
         if devicesChanged {
-            try txn.put(store.core.meta, key: SyncStorage.devicesKey, value: SyncStorage.encodeDevices(devices))
+            try txn.put(core.meta, key: SyncStorage.devicesKey, value: SyncStorage.encodeDevices(devices))
         }
         if clockChanged {
             try txn.put(
-                store.core.meta, key: SyncStorage.clockKey, value: withUnsafeBytes(of: clock.littleEndian, Array.init))
+                core.meta, key: SyncStorage.clockKey, value: withUnsafeBytes(of: clock.littleEndian, Array.init))
+        }
+    }
+}
+
+extension SyncSession {
+    /// Compares the stored record of `model` under `primaryKey` with its tracked state, and stamps what changed
+    /// (see `WriteTransaction.trackSyncChanges`).
+    func track(
+        _ primaryKey: [UInt8], model: String, records: Database, dictionary: KeyDictionary, core: StoreCore,
+        in txn: LMDB.WriteTransaction
+    ) throws(StoreError) {
+        let session = self
+        let key = SyncStorage.key(model: model, primaryKey: primaryKey)
+        let tracked = try session.trackedRecord(model: model, primaryKey: primaryKey, key: key, core: core, in: txn)
+        let current: [(name: String, hash: UInt64)]?
+        do {
+            current = try txn.get(records, key: primaryKey).map { bytes throws(StoreError) in
+                try WriteTransaction.fieldHashes(bytes, dictionary: dictionary, model: model, primaryKey: primaryKey)
+            }
+        } catch let error as LMDBError {
+            throw core.error(error, "read")
+        } catch {
+            throw error as? StoreError ?? .lmdb(code: 0, message: "\(error)")
+        }
+        var updated: TrackedRecord
+        if let current {
+            if tracked?.deleted != nil {
+                throw .idReusedAfterDelete(model: model, id: KeyEncoding.describe(primaryKey))
+            }
+            updated = tracked ?? TrackedRecord()
+            var changed = false
+            var byName = Dictionary(updated.fields.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+            for (name, hash) in current where byName[name]?.hash != hash {
+                byName[name] = TrackedRecord.Field(name: name, hash: hash, stamp: session.stampForLocalChange())
+                changed = true
+            }
+            let present = Set(current.map(\.name))
+            for (name, field) in byName where !present.contains(name) && field.hash != TrackedRecord.absent {
+                byName[name] = TrackedRecord.Field(
+                    name: name, hash: TrackedRecord.absent, stamp: session.stampForLocalChange())
+                changed = true
+            }
+            guard changed else { return }
+            updated.fields = byName.values.sorted { $0.name < $1.name }
+        } else {
+            guard let tracked, tracked.deleted == nil else { return }
+            updated = TrackedRecord(deleted: session.stampForLocalChange())
+        }
+        let stamp = session.stampForLocalChange()
+        do {
+            try session.write(updated, key: key, in: txn)
+            try txn.put(
+                session.databases.outbox, key: key, value: withUnsafeBytes(of: stamp.time.littleEndian, Array.init))
+        } catch {
+            throw core.error(error, "write")
         }
     }
 }

@@ -5,7 +5,7 @@ extension WriteTransaction {
     /// Sync's state for this transaction, read once; `nil` when the store does not sync.
     func loadSyncSession() throws(StoreError) -> SyncSession? {
         if let known = syncSession { return known }
-        let session = try SyncSession.load(store: store, in: try writable)
+        let session = try SyncSession.load(core: store.core, in: try writable)
         syncSession = .some(session)
         return session
     }
@@ -24,11 +24,13 @@ extension WriteTransaction {
             var seen = Set<[UInt8]>()
             let dictionary = state.encoder.dictionary
             for primaryKey in state.syncKeys where seen.insert(primaryKey).inserted {
-                try track(primaryKey, of: state, dictionary: dictionary, session: session, in: txn)
+                try session.track(
+                    primaryKey, model: state.info.name, records: state.info.records, dictionary: dictionary,
+                    core: store.core, in: txn)
             }
             state.syncKeys = []
         }
-        do { try session.flush(store: store, in: txn) } catch { throw lmdbError(error, "write") }
+        do { try session.flush(core: store.core, in: txn) } catch { throw lmdbError(error, "write") }
     }
 
     /// Stamps now what this transaction changed in one record so far, instead of at the commit: a pulled change
@@ -36,63 +38,14 @@ extension WriteTransaction {
     /// change made earlier in the transaction (by a delete rule, say) for the state its old stamp describes.
     func trackNow(_ primaryKey: [UInt8], of state: ModelWriteState) throws(StoreError) {
         guard let session = state.syncSession else { return }
-        try track(primaryKey, of: state, dictionary: state.encoder.dictionary, session: session, in: try writable)
-    }
-
-    private func track(
-        _ primaryKey: [UInt8], of state: ModelWriteState, dictionary: KeyDictionary, session: SyncSession,
-        in txn: LMDB.WriteTransaction
-    ) throws(StoreError) {
-        let model = state.info.name
-        let key = SyncStorage.key(model: model, primaryKey: primaryKey)
-        let tracked = try session.trackedRecord(model: model, primaryKey: primaryKey, key: key, store: store, in: txn)
-        let current: [(name: String, hash: UInt64)]?
-        do {
-            current = try txn.get(state.info.records, key: primaryKey).map { bytes throws(StoreError) in
-                try Self.fieldHashes(bytes, dictionary: dictionary, model: model, primaryKey: primaryKey, store: store)
-            }
-        } catch let error as LMDBError {
-            throw lmdbError(error, "read")
-        } catch {
-            throw error as? StoreError ?? .lmdb(code: 0, message: "\(error)")
-        }
-        var updated: TrackedRecord
-        if let current {
-            if tracked?.deleted != nil {
-                throw .idReusedAfterDelete(model: model, id: KeyEncoding.describe(primaryKey))
-            }
-            updated = tracked ?? TrackedRecord()
-            var changed = false
-            var byName = Dictionary(updated.fields.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
-            for (name, hash) in current where byName[name]?.hash != hash {
-                byName[name] = TrackedRecord.Field(name: name, hash: hash, stamp: session.stampForLocalChange())
-                changed = true
-            }
-            let present = Set(current.map(\.name))
-            for (name, field) in byName where !present.contains(name) && field.hash != TrackedRecord.absent {
-                byName[name] = TrackedRecord.Field(
-                    name: name, hash: TrackedRecord.absent, stamp: session.stampForLocalChange())
-                changed = true
-            }
-            guard changed else { return }
-            updated.fields = byName.values.sorted { $0.name < $1.name }
-        } else {
-            guard let tracked, tracked.deleted == nil else { return }
-            updated = TrackedRecord(deleted: session.stampForLocalChange())
-        }
-        let stamp = session.stampForLocalChange()
-        do {
-            try session.write(updated, key: key, in: txn)
-            try txn.put(
-                session.databases.outbox, key: key, value: withUnsafeBytes(of: stamp.time.littleEndian, Array.init))
-        } catch {
-            throw lmdbError(error, "write")
-        }
+        try session.track(
+            primaryKey, model: state.info.name, records: state.info.records, dictionary: state.encoder.dictionary,
+            core: store.core, in: try writable)
     }
 
     /// The hash of each top-level property of a stored record, by name.
     static func fieldHashes(
-        _ bytes: UnsafeRawBufferPointer, dictionary: KeyDictionary, model: String, primaryKey: [UInt8], store: Store
+        _ bytes: UnsafeRawBufferPointer, dictionary: KeyDictionary, model: String, primaryKey: [UInt8]
     ) throws(StoreError) -> [(name: String, hash: UInt64)] {
         let fields: RecordFields
         do {

@@ -91,11 +91,14 @@ public actor SyncClient {
 
     // MARK: One round
 
-    /// Pushes every change waiting in the outbox, then pulls every change the server has for this user.
+    /// Pulls every change the server has for this user, then pushes every change waiting in the outbox.
+    ///
+    /// Pulling first lets a model's resolver (``SyncResolving``) meet the other devices' changes before this device's
+    /// go out; for every other model the order makes no difference to the outcome.
     public func sync() async throws(SyncError) {
         do {
-            try await pushAll()
             try await pullAll(wait: 0)
+            try await pushAll()
             update(.upToDate, synced: true)
         } catch {
             update(Self.activity(after: error))
@@ -118,7 +121,12 @@ public actor SyncClient {
                 let _: PushResponse = try await transport.post(SyncProtocol.pushPath, request)
                 configuration.onPush?(.didSend)
             }
-            try write { try $0.acknowledgeSync(batch.pending) }
+            try write { txn in
+                try txn.acknowledgeSync(batch.pending)
+                for change in batch.changes where models[change.model]?.keepsBase == true {
+                    try keepBase(change, in: txn)
+                }
+            }
             pushed += batch.changes.count
             if batch.pending.count < configuration.pushBatchSize { break }
         }
@@ -271,6 +279,8 @@ public actor SyncClient {
                     waiting[key] = incoming
                     try txn.setSyncValue(Array(try JSONEncoder().encode(incoming)), name: key)
                 }
+                // What the server holds now is the base of the next conflict (after this one was resolved).
+                if models[change.model]?.keepsBase == true { try keepBase(change, in: txn) }
             }
             // A change that waited for a target this pull brought (or that came later in it) goes in now.
             var progressed = true
@@ -284,6 +294,16 @@ public actor SyncClient {
             }
             try txn.setSyncCursor(response.sequence)
             return applied
+        }
+    }
+
+    /// Keeps the state the server has of a record, as the base a model's resolver compares with.
+    private func keepBase(_ change: RecordChange, in txn: WriteTransaction) throws {
+        let name = SyncedModel.baseName(model: change.model, id: change.id)
+        if change.state.deleted != nil {
+            try txn.setSyncValue(nil, name: name)
+        } else {
+            try txn.setSyncValue(Array(try JSONEncoder().encode(JSONValue.object(change.state.fields))), name: name)
         }
     }
 

@@ -39,8 +39,30 @@ struct SyncedModel: Sendable {
             guard let value = try scope.object(M.self, primaryKey: pending.primaryKey) else { return nil }
             return RecordState(fields: try Self.fields(of: value), stamps: pending.stamps)
         }
-        apply = { txn, change in try Self.apply(change, to: M.self, in: txn) }
+        let resolve = Self.resolver(of: M.self)
+        apply = { txn, change in try Self.apply(change, to: M.self, resolve: resolve, in: txn) }
+        keepsBase = resolve != nil
     }
+
+    /// Whether the client keeps each record's last synced state (for a model's resolver).
+    let keepsBase: Bool
+
+    /// `M`'s `resolve`, when `M` is `SyncResolving`.
+    private static func resolver<M: Model>(of type: M.Type) -> (@Sendable (M, M, M?) -> M)? {
+        guard let resolving = M.self as? any SyncResolving.Type else { return nil }
+        return { local, remote, base in resolved(resolving, local: local, remote: remote, base: base) }
+    }
+
+    private static func resolved<R: SyncResolving, M: Model>(_ type: R.Type, local: M, remote: M, base: M?) -> M {
+        // `R` is `M`: the casts only give the compiler the conformance back.
+        guard let mine = local as? R, let theirs = remote as? R,
+            let result = R.resolve(local: mine, remote: theirs, base: base.flatMap { $0 as? R }) as? M
+        else { return remote }
+        return result
+    }
+
+    /// The name under which the client keeps a record's last synced properties (`keepsBase`).
+    static func baseName(model: String, id: String) -> String { "base/" + model + "/" + id }
 
     /// The model's `Codable` JSON object, property by property.
     static func fields<M: Model>(of value: M) throws -> [String: JSONValue] {
@@ -59,7 +81,7 @@ struct SyncedModel: Sendable {
     }
 
     private static func apply<M: Model>(
-        _ change: RecordChange, to type: M.Type, in txn: WriteTransaction
+        _ change: RecordChange, to type: M.Type, resolve: (@Sendable (M, M, M?) -> M)?, in txn: WriteTransaction
     ) throws -> Applied {
         guard let id = Self.id(change.id, of: M.self) else {
             throw SyncError.invalidChange(model: change.model, id: change.id, reason: "its id is not a \(M.ID.self)")
@@ -90,21 +112,52 @@ struct SyncedModel: Sendable {
             for name in fields.keys where stamps[name] == nil { stamps[name] = SyncStamp(time: 0, device: Self.nobody) }
             mine = RecordState(fields: fields, stamps: stamps)
         }
+        if let resolve, let local, try txn.hasPendingSyncChange(M.self, id: id) {
+            return try resolveConflict(change, id: id, local: local, resolve: resolve, in: txn)
+        }
         let merged = mine.merged(with: change.state)
         if local != nil, merged == mine { return .unchanged }
-        let value: M
-        do {
-            value = try JSONDecoder().decode(M.self, from: JSONEncoder().encode(JSONValue.object(merged.fields)))
-        } catch {
-            throw SyncError.invalidChange(
-                model: change.model, id: change.id, reason: "its properties do not decode as a \(M.self): \(error)")
-        }
+        let value = try decode(M.self, merged.fields, change: change)
         if let missing = try txn.missingLinkTarget(of: value) {
             return .waiting("it links to \(missing), not here yet")
         }
         try txn.upsert(value)
         try txn.adoptSyncState(M.self, id: id, stamps: merged.stamps, deleted: nil)
         return .applied
+    }
+
+    /// Writes what `M`'s resolver makes of this device's unpushed record and the pulled one: the pulled stamps for the
+    /// properties it kept from `remote`, this device's for the others, which go to the outbox.
+    private static func resolveConflict<M: Model>(
+        _ change: RecordChange, id: M.ID, local: M, resolve: (M, M, M?) -> M, in txn: WriteTransaction
+    ) throws -> Applied {
+        let remote = try decode(M.self, change.state.fields, change: change)
+        let baseName = baseName(model: change.model, id: change.id)
+        let base = try txn.syncValues(prefix: baseName).first { $0.name == baseName }.flatMap { entry in
+            try? JSONDecoder().decode(M.self, from: Data(entry.value))
+        }
+        let resolved = resolve(local, remote, base)
+        let fields = try Self.fields(of: resolved)
+        var changedHere = Set<String>()
+        for name in Set(fields.keys).union(change.state.fields.keys) where fields[name] != change.state.fields[name] {
+            changedHere.insert(name)
+        }
+        if let missing = try txn.missingLinkTarget(of: resolved) {
+            return .waiting("it links to \(missing), not here yet")
+        }
+        try txn.upsert(resolved)
+        try txn.adoptSyncState(
+            M.self, id: id, stamps: change.state.stamps, deleted: nil, changedHere: changedHere)
+        return .applied
+    }
+
+    static func decode<M: Model>(_ type: M.Type, _ fields: [String: JSONValue], change: RecordChange) throws -> M {
+        do {
+            return try JSONDecoder().decode(M.self, from: JSONEncoder().encode(JSONValue.object(fields)))
+        } catch {
+            throw SyncError.invalidChange(
+                model: change.model, id: change.id, reason: "its properties do not decode as a \(M.self): \(error)")
+        }
     }
 
     static let nobody = String(repeating: "0", count: 32)

@@ -15,10 +15,11 @@ struct ConvergenceTests {
 
     @Test(arguments: [1, 2, 3, 4, 5, 6] as [UInt64])
     func randomOfflineEditsOnThreeDevicesConverge(seed: UInt64) async throws {
-        let server = try await ServerProcess()
+        // Two server processes on one database, the devices split between them.
+        let servers = [try await ServerProcess(), try await ServerProcess()]
         let user = Harness.newUser("converge")
         let token = try await Harness.token(for: user)
-        let devices = try (0..<3).map { _ in try SyncedDevice(server: server.url, token: token) }
+        let devices = try (0..<3).map { try SyncedDevice(server: servers[$0 % 2].url, token: token) }
         var random = SplitMix(seed: seed)
         for _ in 0..<4 {
             for device in devices { try device.randomEdits(count: 15, using: &random) }
@@ -143,6 +144,25 @@ struct ConvergenceTests {
         #expect(try await Harness.sql("select count(*) from cellar_records where owner = '\(user)'") == "2")
     }
 
+    @Test func aDeviceWithAnOlderModelIsToldToUpdateAndLosesNothing() async throws {
+        let server = try await ServerProcess()
+        let token = try await Harness.token(for: Harness.newUser("schema"))
+        let newer = try SyncedDevice(server: server.url, token: token, schemaVersion: 2)
+        try await newer.store.write { try $0.insert(Card(id: "a", title: "from the newer app")) }
+        try await newer.client.sync()
+        let older = try SyncedDevice(server: server.url, token: token, schemaVersion: 1)
+        try await older.store.write { try $0.insert(Card(id: "b", title: "from the older app")) }
+        await #expect {
+            try await older.client.sync()
+        } throws: { error in
+            guard case SyncError.server(let failure) = error else { return false }
+            return failure.code == .schemaOutdated && "\(error)".contains("update the app")
+        }
+        // Its change waits for the update; nothing of the newer records reached it half-understood.
+        #expect(await older.client.currentStatus.pendingChanges == 1)
+        #expect(try await older.store.read { try $0.object(Card.self, id: "a") } == nil)
+    }
+
     /// Syncs every device until none has anything to push or waiting, and all hold the same records.
     func settle(_ devices: [SyncedDevice]) async throws {
         for _ in 0..<6 {
@@ -185,12 +205,17 @@ final class SyncedDevice: Sendable {
     let store: Store
     let client: SyncClient
 
-    convenience init(server: URL, token: String) throws {
-        try self.init(configuration: SyncConfiguration(server: server, token: token, models: Synced.models))
+    convenience init(
+        server: URL, token: String, models: [any Model.Type] = Synced.models, schemaVersion: Int = 1
+    ) throws {
+        try self.init(
+            configuration: SyncConfiguration(server: server, token: token, models: models),
+            schemaVersion: schemaVersion)
     }
 
-    init(configuration: SyncConfiguration) throws {
-        store = try Store(at: folder.url, configuration: .init(models: Synced.models))
+    init(configuration: SyncConfiguration, schemaVersion: Int = 1) throws {
+        store = try Store(
+            at: folder.url, configuration: .init(models: configuration.models, schemaVersion: schemaVersion))
         client = try SyncClient(store: store, configuration: configuration)
     }
 

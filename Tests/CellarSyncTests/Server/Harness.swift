@@ -90,14 +90,14 @@ enum Harness {
     static func device(_ digit: Character) -> String { String(repeating: digit, count: 32) }
 }
 
-/// One `cellar-server serve --port 0` process, killed when the value goes away.
+/// One `cellar-server serve` process (on a free port, or on `port`), killed when the value goes away.
 final class ServerProcess: @unchecked Sendable {
     let process = Process()
     let url: URL
 
-    init() async throws {
+    init(port: Int = 0) async throws {
         process.executableURL = Harness.executable
-        process.arguments = ["serve", "--port", "0"]
+        process.arguments = ["serve", "--port", String(port)]
         var environment = Harness.environment
         environment["LOG_LEVEL"] = environment["LOG_LEVEL"] ?? "warning"
         process.environment = environment

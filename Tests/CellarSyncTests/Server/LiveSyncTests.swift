@@ -8,7 +8,8 @@ import Testing
 
 /// A device that is online sees another device's commit without polling: the server wakes its waiting pull, across
 /// server processes through PostgreSQL's `LISTEN`/`NOTIFY`, and the pulled commit reaches the store's observers.
-@Suite("Sync: live", .serialized, .enabled(if: Harness.canRun, Harness.skipMessage), .timeLimit(.minutes(1)))
+@Suite(
+    "Sync: live", .serialized, .enabled(if: Harness.canRun, Harness.skipMessage), .timeLimit(.minutes(2)))
 struct LiveSyncTests {
     typealias Card = Synced.Card
 
@@ -75,6 +76,60 @@ struct LiveSyncTests {
             store: device.store, configuration: .init(server: server.url, token: token, models: Synced.models))
         try await online.sync()
         #expect(await online.currentStatus.pendingChanges == 0)
+    }
+
+    @Test func aServerDownForAWhileAndBackGetsWhatWasWrittenMeanwhile() async throws {
+        var server: ServerProcess? = try await ServerProcess()
+        let url = try #require(server?.url)
+        let port = try #require(url.port)
+        let user = Harness.newUser("down")
+        let token = try await Harness.token(for: user)
+        var configuration = SyncConfiguration(server: url, token: token, models: Synced.models)
+        configuration.retryDelay = .milliseconds(100)
+        let device = try SyncedDevice(configuration: configuration)
+        await device.client.start()
+        try await device.store.write { try $0.insert(Card(id: "before", title: "while up")) }
+        try await Self.until {
+            try await Harness.sql("select count(*) from cellar_records where owner = '\(user)'") == "1"
+        }
+        server?.stop()
+        server = nil
+        try await device.store.write { try $0.insert(Card(id: "during", title: "while down")) }
+        try await Self.until { await device.client.currentStatus.activity == .offline }
+        #expect(await device.client.currentStatus.pendingChanges == 1)
+        // Back, on the same address: the change made meanwhile arrives without a call.
+        server = try await ServerProcess(port: port)
+        try await Self.until {
+            try await Harness.sql("select count(*) from cellar_records where owner = '\(user)'") == "2"
+        }
+        try await Self.until { await device.client.currentStatus.pendingChanges == 0 }
+        await device.client.stop()
+    }
+
+    /// Waits until `condition` holds, looking every 50 ms (the suite's time limit ends a wait that never does).
+    static func until(_ condition: () async throws -> Bool) async throws {
+        while try await !condition() { try await Task.sleep(for: .milliseconds(50)) }
+    }
+
+    @Test @MainActor func aMonitorShowsTheStatusToAView() async throws {
+        let server = try await ServerProcess()
+        let token = try await Harness.token(for: Harness.newUser("monitor"))
+        let device = try SyncedDevice(server: server.url, token: token)
+        let monitor = SyncMonitor(client: device.client)
+        try await device.store.write { try $0.insert(Card(id: "a", title: "pending")) }
+        try await device.client.sync()
+        while monitor.status.activity != .upToDate {
+            let (stream, continuation) = AsyncStream<Void>.makeStream()
+            withObservationTracking {
+                _ = monitor.status
+            } onChange: {
+                continuation.yield()
+            }
+            if monitor.status.activity == .upToDate { break }
+            for await _ in stream { break }
+            await Task.yield()
+        }
+        #expect(monitor.status.pendingChanges == 0 && monitor.status.lastSynced != nil)
     }
 
     /// Runs `body` and waits until `live.results` changes.

@@ -2,7 +2,7 @@ import Foundation
 import LMDB
 import Testing
 
-@testable import Cellar
+@_spi(Sync) @testable import Cellar
 
 /// The `cellar` executable, run as a user runs it, on real stores.
 @Suite("The cellar tool")
@@ -107,6 +107,25 @@ struct CellarToolTests {
         #expect(lines.contains("    index i/Pup.age: 3 entries"))
         #expect(lines.contains("      nickname: string?"))
         #expect(try Data(contentsOf: data) == before)
+    }
+
+    @Test func infoVerifyAndDumpReadAStoreThatSyncs() throws {
+        let folder = TemporaryFolder()
+        try Self.kennel(in: folder)
+        do {
+            let store = try folder.store([Owner.self, Pup.self])
+            let device = try store.enableSync(models: [Pup.self])
+            try store.write { try $0.delete(Pup.self, id: "zed") }
+            let run = try Self.cellar("info", folder.url.path)
+            #expect(run.status == 0, "\(run.errors)")
+            #expect(
+                run.output.contains(
+                    "  sync: device \(device), models Pup; 3 records tracked, 3 changes waiting to be pushed, "
+                        + "pulled up to server sequence 0\n"), "\(run.output)")
+        }
+        let verify = try Self.cellar("verify", folder.url.path)
+        #expect(verify.status == 0, "\(verify.output) \(verify.errors)")
+        #expect(try Self.cellar("dump", folder.url.path, "Pup").status == 0)
     }
 
     @Test func infoTellsTheReadersOfOtherProcessesAndWhichAreStale() throws {

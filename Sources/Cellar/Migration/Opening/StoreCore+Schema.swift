@@ -86,6 +86,7 @@ extension StoreCore {
         for plan in plans where plan.formerName != nil || !plan.changesNeedingMigration.isEmpty {
             result.rebuild.insert(plan.name)
         }
+        try trackMigratedRecords(of: result.rebuild, in: txn)
         for plan in plans where plan.autoIncrement {
             let turnedOn = plan.changes.contains(.autoIncrementChanged(model: plan.name, isOn: true))
             if turnedOn || result.rebuild.contains(plan.name) {
