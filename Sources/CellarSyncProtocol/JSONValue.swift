@@ -1,12 +1,14 @@
 /// A JSON value as it travels between a device and the server: a record's properties are values of this type, so
 /// that neither side needs the model's Swift type to merge them.
 ///
-/// Numbers keep the form they were written in: an integer that fits `Int64` stays exact (a `Double` would round ids
-/// and counters past 2⁵³); any other number is a `Double`.
+/// Numbers keep the form they were written in: an integer that fits `Int64` or `UInt64` stays exact (a `Double` would
+/// round ids and counters past 2⁵³); any other number is a `Double`.
 public enum JSONValue: Sendable, Hashable {
     case null
     case bool(Bool)
     case integer(Int64)
+    /// An integer above `Int64.max`.
+    case unsigned(UInt64)
     case double(Double)
     case string(String)
     case array([JSONValue])
@@ -22,6 +24,8 @@ extension JSONValue: Codable {
             self = .bool(value)
         } else if let value = try? container.decode(Int64.self) {
             self = .integer(value)
+        } else if let value = try? container.decode(UInt64.self) {
+            self = .unsigned(value)
         } else if let value = try? container.decode(Double.self) {
             self = .double(value)
         } else if let value = try? container.decode(String.self) {
@@ -39,6 +43,7 @@ extension JSONValue: Codable {
         case .null: try container.encodeNil()
         case .bool(let value): try container.encode(value)
         case .integer(let value): try container.encode(value)
+        case .unsigned(let value): try container.encode(value)
         case .double(let value): try container.encode(value)
         case .string(let value): try container.encode(value)
         case .array(let value): try container.encode(value)
@@ -61,6 +66,7 @@ extension JSONValue {
         case .null: text += "null"
         case .bool(let value): text += value ? "true" : "false"
         case .integer(let value): text += String(value)
+        case .unsigned(let value): text += String(value)
         case .double(let value): text += value.isFinite ? "\(value)" : "null"
         case .string(let value): Self.appendQuoted(value, to: &text)
         case .array(let values):

@@ -149,7 +149,7 @@ extension JSONValue {
     /// Whether the value holds U+0000 in a string or an object's key, which PostgreSQL's `jsonb` cannot store.
     public var holdsNUL: Bool {
         switch self {
-        case .null, .bool, .integer, .double: false
+        case .null, .bool, .integer, .unsigned, .double: false
         case .string(let text): text.utf8.contains(0)
         case .array(let values): values.contains(where: \.holdsNUL)
         case .object(let members): members.contains { $0.key.utf8.contains(0) || $0.value.holdsNUL }

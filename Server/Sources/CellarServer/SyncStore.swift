@@ -13,6 +13,11 @@ public struct SyncStore: Sendable {
     /// The advisory lock that serializes the creation of the tables between processes that start at once.
     static let schemaLock: Int64 = 0x6365_6c6c_6172  // "cellar"
 
+    /// For the tests of a server killed in the middle of a push: how long a push's transaction waits, its rows
+    /// written, before it commits (`CELLAR_SERVER_TEST_COMMIT_DELAY_MS`); `nil` everywhere else.
+    static let commitDelay: Duration? = ProcessInfo.processInfo.environment["CELLAR_SERVER_TEST_COMMIT_DELAY_MS"]
+        .flatMap { Int($0) }.map { .milliseconds($0) }
+
     public init(client: PostgresClient, logger: Logger) {
         self.client = client
         self.logger = logger
@@ -139,26 +144,39 @@ public struct SyncStore: Sendable {
                     }
                 }
 
-                var applied = 0
+                // The push's records, read in one query and locked; merged in memory (a record named twice in one
+                // push merges twice); the changed ones written in one statement.
+                let keys = push.changes.map { RecordKey(model: $0.model, id: $0.id) }
+                var states = try await Self.records(owner: owner, keys: keys, connection: connection, logger: logger)
+                // In the push's order, each record once.
+                var changed: [RecordKey] = []
+                var seen = Set<RecordKey>()
                 for change in push.changes {
-                    let existing = try await Self.record(
-                        owner: owner, model: change.model, id: change.id, connection: connection, logger: logger)
-                    let merged = (existing ?? RecordState()).merged(with: change.state)
-                    guard merged != (existing ?? RecordState()) else { continue }
+                    let key = RecordKey(model: change.model, id: change.id)
+                    let existing = states[key] ?? RecordState()
+                    let merged = existing.merged(with: change.state)
+                    guard merged != existing else { continue }
+                    if seen.insert(key).inserted { changed.append(key) }
+                    states[key] = merged
+                }
+                var columns = RecordColumns()
+                for key in changed {
+                    guard let merged = states[key] else { continue }
                     sequence += 1
-                    applied += 1
-                    let record = String(decoding: try encoder.encode(merged.fields), as: UTF8.self)
-                    let stamps = String(
-                        decoding: try encoder.encode(merged.stamps.mapValues(\.description)), as: UTF8.self)
-                    let version = merged.version?.description ?? ""
-                    let tombstone = merged.deleted != nil
-                    let deleted = merged.deleted?.description
+                    try columns.append(key, merged, sequence: sequence, encoder: encoder)
+                }
+                let applied = changed.count
+                if applied > 0 {
                     try await connection.query(
                         """
                         INSERT INTO cellar_records
                             (owner, model, id, record, stamps, version, tombstone, deleted, sequence, device, updated)
-                        VALUES (\(owner), \(change.model), \(change.id), \(record)::jsonb, \(stamps)::jsonb, \(version),
-                            \(tombstone), \(deleted), \(sequence), \(push.device), now())
+                        SELECT \(owner), model, id, record::jsonb, stamps::jsonb, version, tombstone,
+                            NULLIF(deleted, ''), sequence, \(push.device), now()
+                        FROM unnest(\(columns.models)::text[], \(columns.ids)::text[], \(columns.records)::text[],
+                            \(columns.stamps)::text[], \(columns.versions)::text[], \(columns.tombstones)::boolean[],
+                            \(columns.deleted)::text[], \(columns.sequences)::bigint[])
+                            AS change(model, id, record, stamps, version, tombstone, deleted, sequence)
                         ON CONFLICT (owner, model, id) DO UPDATE SET record = excluded.record, stamps = excluded.stamps,
                             version = excluded.version, tombstone = excluded.tombstone, deleted = excluded.deleted,
                             sequence = excluded.sequence, device = excluded.device, updated = excluded.updated
@@ -171,6 +189,7 @@ public struct SyncStore: Sendable {
                     // Delivered at COMMIT, to every listening server process: theirs wake their waiting pulls.
                     try await connection.query("SELECT pg_notify(\(Self.channel), \(owner))", logger: logger)
                 }
+                if let delay = Self.commitDelay { try await Task.sleep(for: delay) }
                 return PushResponse(applied: applied, sequence: sequence)
             }
         } catch let error as PostgresTransactionError {
@@ -253,19 +272,28 @@ public struct SyncStore: Sendable {
         return versions
     }
 
-    static func record(
-        owner: String, model: String, id: String, connection: PostgresConnection, logger: Logger
-    ) async throws -> RecordState? {
+    /// The rows of `keys` the user has, locked until the transaction ends, by key.
+    static func records(
+        owner: String, keys: [RecordKey], connection: PostgresConnection, logger: Logger
+    ) async throws -> [RecordKey: RecordState] {
+        guard !keys.isEmpty else { return [:] }
         let rows = try await connection.query(
             """
-            SELECT record::text, stamps::text, deleted FROM cellar_records
-            WHERE owner = \(owner) AND model = \(model) AND id = \(id) FOR UPDATE
+            SELECT r.model, r.id, r.record::text, r.stamps::text, r.deleted FROM cellar_records r
+            JOIN unnest(\(keys.map(\.model))::text[], \(keys.map(\.id))::text[]) AS k(model, id)
+                ON r.model = k.model AND r.id = k.id
+            WHERE r.owner = \(owner)
+            ORDER BY r.model, r.id
+            FOR UPDATE OF r
             """,
             logger: logger)
-        for try await (record, stamps, deleted) in rows.decode((String, String, String?).self) {
-            return try state(record: record, stamps: stamps, deleted: deleted)
+        var states: [RecordKey: RecordState] = [:]
+        for try await (model, id, record, stamps, deleted) in rows.decode(
+            (String, String, String, String, String?).self)
+        {
+            states[RecordKey(model: model, id: id)] = try state(record: record, stamps: stamps, deleted: deleted)
         }
-        return nil
+        return states
     }
 
     /// A row's columns as the state both sides merge.
@@ -281,5 +309,37 @@ public struct SyncStore: Sendable {
             .schemaOutdated,
             "the server holds \(model) records of schema version \(server); this device has version \(device): "
                 + "update the app")
+    }
+}
+
+/// A record's key within one user's rows.
+struct RecordKey: Hashable {
+    let model: String
+    let id: String
+}
+
+/// The changed rows of a push, column by column, for one `INSERT … SELECT FROM unnest(…)`.
+struct RecordColumns {
+    var models: [String] = []
+    var ids: [String] = []
+    var records: [String] = []
+    var stamps: [String] = []
+    var versions: [String] = []
+    var tombstones: [Bool] = []
+    /// The tombstone's stamp, or "" (NULL in the row).
+    var deleted: [String] = []
+    var sequences: [Int64] = []
+
+    mutating func append(_ key: RecordKey, _ state: RecordState, sequence: Int64, encoder: JSONEncoder) throws {
+        let record = String(decoding: try encoder.encode(state.fields), as: UTF8.self)
+        let stamps = String(decoding: try encoder.encode(state.stamps.mapValues(\.description)), as: UTF8.self)
+        models.append(key.model)
+        ids.append(key.id)
+        records.append(record)
+        self.stamps.append(stamps)
+        versions.append(state.version?.description ?? "")
+        tombstones.append(state.deleted != nil)
+        deleted.append(state.deleted?.description ?? "")
+        self.sequences.append(sequence)
     }
 }

@@ -105,6 +105,9 @@ extension WriteTransaction {
             }
             ownedTargets = stillLinked
         } while !queue.isEmpty
+        // A delete pulled from another device has happened already: it wins over this device's `.deny` rules, and
+        // its links from the records that stay are dropped as for `.removeLink`.
+        if deletesDespiteDenyRules { return plan }
         for (record, link, targets) in deniedAsSource {
             let kept = targets.filter { !plan.contains(model: link.targetName, key: $0) }
             guard kept.isEmpty else {

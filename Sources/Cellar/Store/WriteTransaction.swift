@@ -19,6 +19,8 @@ public final class WriteTransaction: ReadScope {
     var linksToCheck: [AddedLink] = []
     /// Targets of owning links this transaction removed: deleted at the commit when nothing links to them then.
     var unlinkedOwned: [(link: LinkInfo, target: [UInt8])] = []
+    /// Set while a delete pulled from another device runs: `.deny` rules do not stop it (`deleteApplyingSync`).
+    var deletesDespiteDenyRules = false
     /// Sync's state, read at the first model this transaction writes: `.some(nil)` when the store does not sync.
     var syncSession: SyncSession??
     /// The stored links into each model from models the store's configuration does not name, read from the stored

@@ -13,6 +13,8 @@ public struct PendingSyncChange: Sendable, Hashable {
     public let primaryKey: [UInt8]
     /// The record's id as sync names it (`KeyEncoding.syncID`).
     public let id: String
+    /// Where the entry lies in the outbox: the next read starts after it.
+    public let position: [UInt8]
     /// The outbox entry as read: an acknowledgement removes the entry only while it still holds this value.
     public let marker: UInt64
     /// Each property's stamp; empty for a tombstone.
@@ -43,7 +45,13 @@ extension Store {
                         try txn.get(core.meta, key: SyncStorage.modelsKey).flatMap(SyncStorage.decodeNames)
                         ?? []
                     tracked = Set(names)
-                    for info in infos where !tracked.contains(info.name) { names.append(info.name) }
+                    let added = infos.filter { !tracked.contains($0.name) }
+                    for info in added { names.append(info.name) }
+                    // A model that syncs from now on: its records that other devices pushed before lie behind the
+                    // cursor. Everything is pulled again; what this device has already merges to itself.
+                    if !tracked.isEmpty, !added.isEmpty {
+                        _ = try txn.delete(core.meta, key: SyncStorage.cursorKey)
+                    }
                     try txn.put(core.meta, key: SyncStorage.modelsKey, value: SyncStorage.encodeNames(names))
                     if let stored = try txn.get(core.meta, key: SyncStorage.devicesKey),
                         let devices = SyncStorage.decodeDevices(stored)
@@ -116,6 +124,16 @@ extension WriteTransaction {
         }
     }
 
+    /// Deletes the record of `type` with `id` as a delete pulled from another device: the delete rules are followed,
+    /// but a `.deny` rule does not stop it (the delete happened, and a delete wins); the links to it from records that
+    /// stay are dropped, which is this device's change, pushed like any other.
+    @_spi(Sync)
+    public func deleteApplyingSync<M: Model>(_ type: M.Type, id: M.ID) throws(StoreError) {
+        deletesDespiteDenyRules = true
+        defer { deletesDespiteDenyRules = false }
+        try delete(type, id: id)
+    }
+
     /// Records that the stored record of `type` with `id`, just written (or deleted) from a pulled change, carries
     /// these stamps: its properties are not pushed back, and this device's later changes are stamped after them.
     /// A property the stored record has and `stamps` lacks keeps its tracked stamp; one with neither is stamped by
@@ -181,6 +199,13 @@ extension WriteTransaction {
 }
 
 extension ReadScope {
+    /// Sync's state as this scope sees it: a write transaction's own session, with the devices and clock it has
+    /// changed and not written yet; for a snapshot, the stored one.
+    fileprivate func syncSession(in txn: ReadTransaction) throws(StoreError) -> SyncSession? {
+        if let transaction = self as? WriteTransaction { return try transaction.loadSyncSession() }
+        return try SyncSession.load(core: store.core, in: txn)
+    }
+
     /// The server sequence the last pull reached; 0 before the first.
     @_spi(Sync)
     public func syncCursor() throws(StoreError) -> Int64 {
@@ -204,14 +229,18 @@ extension ReadScope {
         do { return try txn.statistics(databases.outbox).entries } catch { throw lmdbError(error, "count") }
     }
 
-    /// Up to `limit` records of the outbox, in key order (by model, then id).
+    /// Up to `limit` records of the outbox, in key order (by model, then id), after the one at `position` when given.
     @_spi(Sync)
-    public func pendingSyncChanges(limit: Int) throws(StoreError) -> [PendingSyncChange] {
+    public func pendingSyncChanges(limit: Int, after position: [UInt8]? = nil) throws(StoreError)
+        -> [PendingSyncChange]
+    {
         let txn = try lmdb
-        guard let session = try SyncSession.load(core: store.core, in: txn) else { return [] }
+        guard let session = try syncSession(in: txn) else { return [] }
         var entries: [(model: String, primaryKey: [UInt8], key: [UInt8], marker: UInt64)] = []
+        // The first key after `position`: `position` followed by the smallest byte.
+        let range = KeyRange(lower: position.map { $0 + [0] })
         try store.core.run("read the outbox of") {
-            try txn.walk(session.databases.outbox) { entry in
+            try txn.walk(session.databases.outbox, range: range) { entry in
                 guard entry.value.count == 8, let (model, primaryKey) = SyncStorage.split(entry.key) else {
                     throw StoreError.corruptedFile(
                         path: store.core.path, reason: "an entry of the sync outbox is damaged")
@@ -230,8 +259,8 @@ extension ReadScope {
                 model: entry.model, primaryKey: entry.primaryKey, key: entry.key, core: store.core, in: txn)
             changes.append(
                 PendingSyncChange(
-                    model: entry.model, primaryKey: entry.primaryKey, id: id, marker: entry.marker,
-                    stamps: tracked?.stamps ?? [:], deleted: tracked?.deleted))
+                    model: entry.model, primaryKey: entry.primaryKey, id: id, position: entry.key,
+                    marker: entry.marker, stamps: tracked?.stamps ?? [:], deleted: tracked?.deleted))
         }
         return changes
     }
@@ -269,7 +298,7 @@ extension ReadScope {
             try transaction.trackNow(primaryKey, of: try transaction.state(for: type))
         }
         let txn = try lmdb
-        guard let session = try SyncSession.load(core: store.core, in: txn) else { return nil }
+        guard let session = try syncSession(in: txn) else { return nil }
         let key = SyncStorage.key(model: info.name, primaryKey: primaryKey)
         guard
             let tracked = try session.trackedRecord(
@@ -280,21 +309,65 @@ extension ReadScope {
 }
 
 extension WriteTransaction {
-    /// The first link of `value` whose target this transaction cannot see, as "Model id", or `nil` when every
-    /// target exists (links that allow dangling targets are not asked). A pulled record whose target has not
-    /// arrived yet waits instead of failing the pull.
-    @_spi(Sync)
-    public func missingLinkTarget<M: Model>(of value: M) throws(StoreError) -> String? {
+    /// The links of `value` to records this transaction cannot see, by link position: those whose targets were
+    /// deleted (a tombstone here says so), and the others, not here yet. Links that allow dangling targets are not
+    /// asked.
+    func missingLinkTargets<M: Model>(
+        of value: M
+    ) throws(StoreError) -> (deleted: [Int: [[UInt8]]], notHereYet: String?) {
         let state = try state(for: M.self)
         let txn = try writable
+        var deleted: [Int: [[UInt8]]] = [:]
         for (position, relationship) in M.schema.links.enumerated() {
             let link = state.info.links[position]
             guard !link.allowsDangling else { continue }
             let target = try store.info(linkedBy: link)
             for key in try targetKeys(relationship, of: value) {
                 let exists = try store.core.run("check the links of") { try txn.get(target.records, key: key) != nil }
-                if !exists { return "\(target.name) \(KeyEncoding.describe(key))" }
+                guard !exists else { continue }
+                let syncKey = SyncStorage.key(model: target.name, primaryKey: key)
+                let tracked = try state.syncSession?.trackedRecord(
+                    model: target.name, primaryKey: key, key: syncKey, core: store.core, in: txn)
+                guard tracked?.deleted != nil else { return ([:], "\(target.name) \(KeyEncoding.describe(key))") }
+                deleted[position, default: []].append(key)
             }
+        }
+        return (deleted, nil)
+    }
+
+    /// Writes `value`, a record pulled from another device, with `stamps` (as `adoptSyncState`, `changedHere` too),
+    /// or says why it must wait: a link to a record not here yet, a target another record holds through an
+    /// exclusive link, a unique value another record has; the change then waits for the changes that resolve it,
+    /// instead of failing the pull.
+    ///
+    /// A link to a record deleted on some device (a tombstone here) is dropped once the record is written: the same
+    /// change the linking device makes when the delete reaches it, made here too, so that no device waits for a
+    /// target that never comes. The drop is this device's change, pushed like any other.
+    @_spi(Sync)
+    public func writePulled<M: Model>(
+        _ value: M, stamps: [String: SyncStamp], changedHere: Set<String> = []
+    ) throws(StoreError) -> String? {
+        let links = try missingLinkTargets(of: value)
+        if let missing = links.notHereYet { return "it links to \(missing), not here yet" }
+        let state = try state(for: M.self)
+        let key = try primaryKey(value.id, of: M.self)
+        for (position, relationship) in M.schema.links.enumerated() where state.info.links[position].isExclusive {
+            let link = state.info.links[position]
+            for target in try targetKeys(relationship, of: value) {
+                if let holder = try sources(linkingTo: target, via: link).first(where: { $0 != key }) {
+                    return "\(link.label) links to the target \(KeyEncoding.describe(target)), which the record "
+                        + "\(KeyEncoding.describe(holder)) holds"
+                }
+            }
+        }
+        if let conflict = try uniqueConflict(of: value, primaryKey: key, state: state) { return conflict }
+        try upsert(value)
+        try adoptSyncState(M.self, id: value.id, stamps: stamps, deleted: nil, changedHere: changedHere)
+        if !links.deleted.isEmpty {
+            try state.info.operations.removeLinks(self, state.info, key, links.deleted)
+            // The links it held to them were added by this write: they are gone again.
+            let dropped = Set(links.deleted.values.joined().map { KeyBytes($0) })
+            linksToCheck.removeAll { $0.source == key && dropped.contains(KeyBytes($0.target)) }
         }
         return nil
     }
@@ -369,5 +442,30 @@ public enum SyncClock {
     /// Sets this process's sync clock `milliseconds` away from the system's (negative: behind).
     public static func setOffset(milliseconds: Int64) {
         SyncStorage.clockOffset.store(milliseconds, ordering: .relaxed)
+    }
+}
+
+extension WriteTransaction {
+    /// The unique index value of `value` another record holds, in words, or `nil`.
+    fileprivate func uniqueConflict<M: Model>(
+        of value: M, primaryKey: [UInt8], state: ModelWriteState
+    ) throws(StoreError) -> String? {
+        let txn = try lmdb
+        let writer = indexWriter(state)
+        for position in state.indexEntries.indices where !state.indexEntries[position].isMultiEntry {
+            let index = state.indexEntries[position]
+            let entry = try withUnsafePointer(to: value) { (pointer) throws(StoreError) in
+                try writer.entry(index, of: pointer)
+            }
+            guard entry.mustBeUnique else { continue }
+            do {
+                try writer.checkUnique(
+                    index.name, key: entry.key, primaryKey: primaryKey, in: state.info.indexes[position], txn: txn)
+            } catch {
+                guard case .uniqueConstraintViolated(_, let name, let shared) = error else { throw error }
+                return "its \(name) is \(shared), which another \(state.info.name) here has"
+            }
+        }
+        return nil
     }
 }

@@ -4,9 +4,11 @@ extension StoreCore {
     /// Stamps, as this device's change, what a migration changed in the records of the synced models among `models`
     /// (a property added with a default, one renamed, records deleted), in the migration's transaction. The server
     /// then gets the migrated records, and a device still on the older model is told to update instead of pulling
-    /// records it would misread.
+    /// records it would misread. Each change is stamped just after the newest stamp its record had: every device makes
+    /// the same migrated values from the same record, and an edit made after that record, on any device, wins.
     func trackMigratedRecords(of models: Set<String>, in txn: LMDB.WriteTransaction) throws(StoreError) {
         guard !models.isEmpty, let session = try SyncSession.load(core: self, in: txn) else { return }
+        session.stampsAfterRecord = true
         for model in models.sorted() where session.models.contains(model) {
             let dictionary: KeyDictionary
             var keys = Set<[UInt8]>()

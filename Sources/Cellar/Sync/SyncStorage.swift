@@ -197,14 +197,19 @@ final class SyncSession {
         return stamp
     }
 
+    /// Whether `track` stamps a change just after the newest stamp its record had (a migration's changes), instead of
+    /// with this transaction's stamp.
+    var stampsAfterRecord = false
+
     /// Moves the clock past a stamp pulled from another device, so that a later change here wins over it even when
     /// this device's clock is behind.
     func observe(_ stamp: SyncStamp) {
+        // This transaction's later changes must come after it, even one at the same time from a device whose id
+        // sorts later.
+        if let localStamp, localStamp <= stamp { self.localStamp = nil }
         guard stamp.time > clock else { return }
         clock = stamp.time
         clockChanged = true
-        // This transaction's later changes must come after it too.
-        localStamp = nil
     }
 
     /// The tracked state of the record of `model` stored under `key` (a `SyncStorage.key`).
@@ -249,6 +254,13 @@ extension SyncSession {
         let session = self
         let key = SyncStorage.key(model: model, primaryKey: primaryKey)
         let tracked = try session.trackedRecord(model: model, primaryKey: primaryKey, key: key, core: core, in: txn)
+        func stamp() -> SyncStamp {
+            guard stampsAfterRecord else { return session.stampForLocalChange() }
+            // A migration's values: each device derives the same ones from the record it had, so they come just
+            // after that record's newest write, and lose to any edit made after it, on any device.
+            let newest = tracked?.deleted ?? tracked?.fields.map(\.stamp).max()
+            return SyncStamp(time: (newest?.time ?? 0) &+ 1, device: session.device)
+        }
         let current: [(name: String, hash: UInt64)]?
         do {
             current = try txn.get(records, key: primaryKey).map { bytes throws(StoreError) in
@@ -268,26 +280,27 @@ extension SyncSession {
             var changed = false
             var byName = Dictionary(updated.fields.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
             for (name, hash) in current where byName[name]?.hash != hash {
-                byName[name] = TrackedRecord.Field(name: name, hash: hash, stamp: session.stampForLocalChange())
+                byName[name] = TrackedRecord.Field(name: name, hash: hash, stamp: stamp())
                 changed = true
             }
             let present = Set(current.map(\.name))
             for (name, field) in byName where !present.contains(name) && field.hash != TrackedRecord.absent {
                 byName[name] = TrackedRecord.Field(
-                    name: name, hash: TrackedRecord.absent, stamp: session.stampForLocalChange())
+                    name: name, hash: TrackedRecord.absent, stamp: stamp())
                 changed = true
             }
             guard changed else { return }
             updated.fields = byName.values.sorted { $0.name < $1.name }
         } else {
             guard let tracked, tracked.deleted == nil else { return }
-            updated = TrackedRecord(deleted: session.stampForLocalChange())
+            updated = TrackedRecord(deleted: stamp())
         }
-        let stamp = session.stampForLocalChange()
+        // The outbox marker changes with every change, whatever its stamp.
+        let marker = session.stampForLocalChange().time
         do {
             try session.write(updated, key: key, in: txn)
             try txn.put(
-                session.databases.outbox, key: key, value: withUnsafeBytes(of: stamp.time.littleEndian, Array.init))
+                session.databases.outbox, key: key, value: withUnsafeBytes(of: marker.littleEndian, Array.init))
         } catch {
             throw core.error(error, "write")
         }

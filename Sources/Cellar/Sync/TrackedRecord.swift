@@ -33,6 +33,42 @@ struct TrackedRecord: Equatable {
         return hash == absent ? 1 : hash
     }
 
+    /// The hash of the stored value at `range` of `bytes`: its bytes' hash, except that a keyed container's entries
+    /// are hashed one by one and added up, without their order. A Swift dictionary encodes its entries in an order
+    /// that differs from one run to the next, and an unchanged dictionary must not look changed (it would be stamped,
+    /// pushed, and win over another device's real change). Lists keep their order; their elements are hashed the same
+    /// way, so a dictionary inside a list is found too.
+    static func valueHash(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> UInt64 {
+        guard let type = range.isEmpty ? nil : bytes[range.lowerBound] else {
+            return hash(.init(rebasing: bytes[range]))
+        }
+        if type == RecordFormat.ValueType.keyed.rawValue,
+            let entries = try? RecordFields.entries(ofKeyedAt: range.lowerBound, in: bytes)
+        {
+            var sum = UInt64(type)
+            for entry in entries {
+                guard case .stored(let value) = entry.value else { continue }
+                var key: [UInt8]
+                switch entry.key {
+                case .tag(let tag): key = [0] + withUnsafeBytes(of: tag.littleEndian, Array.init)
+                case .inline(let name): key = [1] + Array(name.utf8)
+                case .integer(let number): key = [2] + withUnsafeBytes(of: Int64(number).littleEndian, Array.init)
+                }
+                withUnsafeBytes(of: valueHash(bytes, value).littleEndian) { key.append(contentsOf: $0) }
+                sum &+= key.withUnsafeBytes(hash)
+            }
+            return sum == absent ? 1 : sum
+        }
+        if type == RecordFormat.ValueType.unkeyed.rawValue,
+            let elements = try? RecordFields.elements(ofUnkeyedAt: range.lowerBound, in: bytes)
+        {
+            var hashes: [UInt64] = [UInt64(type), UInt64(elements.count)]
+            for element in elements { hashes.append(valueHash(bytes, element)) }
+            return hashes.withUnsafeBytes(hash)
+        }
+        return hash(UnsafeRawBufferPointer(rebasing: bytes[range]))
+    }
+
     /// The stored form: a format byte, a flag (1 deleted), then the delete's stamp, or the fields (name, hash,
     /// stamp). A stamp is its time and the index of its device in the store's device table.
     func serialized(deviceIndex: (String) -> UInt64) -> [UInt8] {

@@ -67,10 +67,8 @@ extension WriteTransaction {
             let hash: UInt64
             switch field.value {
             case .stored(let range):
-                hash = fields.withValue(at: position) { buffer, _ in
-                    TrackedRecord.hash(UnsafeRawBufferPointer(rebasing: buffer[range]))
-                }
-            case .new(let new): hash = new.withUnsafeBytes(TrackedRecord.hash)
+                hash = fields.withValue(at: position) { buffer, _ in TrackedRecord.valueHash(buffer, range) }
+            case .new(let new): hash = new.withUnsafeBytes { TrackedRecord.valueHash($0, 0..<$0.count) }
             }
             hashes.append((name, hash))
         }

@@ -110,10 +110,15 @@ public actor SyncClient {
     @discardableResult
     public func pushAll() async throws(SyncError) -> Int {
         var pushed = 0
+        var position: [UInt8]?
+        var unstorable: [String] = []
         while true {
-            let batch = try readPushBatch()
-            unsyncable = batch.unstorable.first
-            if batch.changes.isEmpty && batch.dropped.isEmpty { break }
+            // One pass over the outbox: entries that cannot go (another client's model, a record no server stores)
+            // are passed over, not read again.
+            let batch = try readPushBatch(after: position)
+            guard let last = batch.last else { break }
+            position = last
+            unstorable += batch.unstorable
             if !batch.changes.isEmpty {
                 update(.pushing)
                 let request = PushRequest(device: device, models: schemas, changes: batch.changes)
@@ -122,14 +127,15 @@ public actor SyncClient {
                 configuration.onPush?(.didSend)
             }
             try write { txn in
-                try txn.acknowledgeSync(batch.pending)
+                try txn.acknowledgeSync(batch.pending + batch.dropped)
                 for change in batch.changes where models[change.model]?.keepsBase == true {
                     try keepBase(change, in: txn)
                 }
             }
             pushed += batch.changes.count
-            if batch.pending.count < configuration.pushBatchSize { break }
+            if !batch.full { break }
         }
+        unsyncable = unstorable.first
         update()
         return pushed
     }
@@ -215,37 +221,75 @@ public actor SyncClient {
     // MARK: Store access
 
     private struct PushBatch {
+        /// The entries pushed, one per change.
         var pending: [PendingSyncChange] = []
         var changes: [RecordChange] = []
         /// Outbox entries with nothing to push: a record made and deleted before it was pushed.
         var dropped: [PendingSyncChange] = []
         /// Why records in the outbox cannot be pushed at all, in words.
         var unstorable: [String] = []
+        /// Where the last entry this batch took or passed over lies: the next batch reads after it.
+        var last: [UInt8]?
+        /// Whether the outbox may hold more after this batch.
+        var full = false
+
+        mutating func passed(_ pending: PendingSyncChange) { last = pending.position }
     }
 
-    private func readPushBatch() throws(SyncError) -> PushBatch {
+    private func readPushBatch(after position: [UInt8]?) throws(SyncError) -> PushBatch {
         try read { scope in
             var batch = PushBatch()
-            for pending in try scope.pendingSyncChanges(limit: configuration.pushBatchSize) {
+            let read = try scope.pendingSyncChanges(limit: configuration.pushBatchSize, after: position)
+            let encoder = JSONEncoder()
+            var bytes = 0
+            for pending in read {
                 // A model another configuration of this store syncs: its own client pushes it.
-                guard let model = models[pending.model] else { continue }
-                batch.pending.append(pending)
-                if let state = try model.pushState(scope, pending) {
-                    let change = RecordChange(model: pending.model, id: pending.id, state: state)
-                    if let reason = change.unstorableReason {
-                        // Left in the outbox, and said: the changes after it go all the same.
-                        batch.pending.removeLast()
-                        batch.unstorable.append(
-                            "the \(pending.model) with id \(pending.id.prefix(80)) cannot sync: \(reason)")
-                        continue
-                    }
-                    batch.changes.append(change)
-                } else {
-                    batch.dropped.append(pending)
+                guard let model = models[pending.model] else {
+                    batch.passed(pending)
+                    continue
                 }
+                let state: RecordState?
+                do {
+                    state = try model.pushState(scope, pending)
+                } catch let error as EncodingError {
+                    batch.unstorable.append(Self.cannotSync(pending, "its JSON cannot be made (\(error))"))
+                    batch.passed(pending)
+                    continue
+                }
+                guard let state else {
+                    batch.dropped.append(pending)
+                    batch.passed(pending)
+                    continue
+                }
+                let change = RecordChange(model: pending.model, id: pending.id, state: state)
+                let size = (try? encoder.encode(change).count) ?? 0
+                if let reason = change.unstorableReason
+                    ?? (size > Self.changeBudget
+                        ? "its JSON is \(size) bytes; a server reads at most \(SyncProtocol.maxBodyBytes) in one request"
+                        : nil)
+                {
+                    // Left in the outbox, and said: the changes after it go all the same.
+                    batch.unstorable.append(Self.cannotSync(pending, reason))
+                    batch.passed(pending)
+                    continue
+                }
+                // A batch stays well under the body a server reads; the rest goes in the next.
+                if bytes + size > Self.changeBudget, !batch.changes.isEmpty { break }
+                bytes += size
+                batch.pending.append(pending)
+                batch.changes.append(change)
+                batch.passed(pending)
             }
+            batch.full = read.count == configuration.pushBatchSize || batch.last != read.last?.position
             return batch
         }
+    }
+
+    /// The most bytes of changes one push carries: half what a server reads, for the request around them.
+    static let changeBudget = SyncProtocol.maxBodyBytes / 2
+
+    private static func cannotSync(_ pending: PendingSyncChange, _ reason: String) -> String {
+        "the \(pending.model) with id \(pending.id.prefix(80)) cannot sync: \(reason)"
     }
 
     /// Applies one pull's changes, retries the changes that waited for a link's target, and moves the cursor: all

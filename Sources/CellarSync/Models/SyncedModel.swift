@@ -34,10 +34,15 @@ struct SyncedModel: Sendable {
         } catch {
             throw .store(error)
         }
+        let properties = Set(schema.properties)
         pushState = { scope, pending in
             if let deleted = pending.deleted { return .tombstone(deleted) }
             guard let value = try scope.object(M.self, primaryKey: pending.primaryKey) else { return nil }
-            return RecordState(fields: try Self.fields(of: value), stamps: pending.stamps)
+            // Only the model's properties now: a property the model no longer has keeps its stamp in the store (the
+            // record's bytes may still hold it), and the server refuses a property the model does not declare.
+            return RecordState(
+                fields: try Self.fields(of: value).filter { properties.contains($0.key) },
+                stamps: pending.stamps.filter { properties.contains($0.key) })
         }
         let resolve = Self.resolver(of: M.self)
         apply = { txn, change in try Self.apply(change, to: M.self, resolve: resolve, in: txn) }
@@ -93,14 +98,7 @@ struct SyncedModel: Sendable {
             return .unchanged
         }
         if let deleted = change.state.deleted {
-            if local != nil {
-                do {
-                    try txn.delete(M.self, id: id)
-                } catch {
-                    guard case .deleteDenied(_, _, let reason) = error else { throw error }
-                    return .waiting(reason)
-                }
-            }
+            if local != nil { try txn.deleteApplyingSync(M.self, id: id) }
             try txn.adoptSyncState(M.self, id: id, stamps: [:], deleted: deleted)
             return .applied
         }
@@ -117,12 +115,12 @@ struct SyncedModel: Sendable {
         }
         let merged = mine.merged(with: change.state)
         if local != nil, merged == mine { return .unchanged }
-        let value = try decode(M.self, merged.fields, change: change)
-        if let missing = try txn.missingLinkTarget(of: value) {
-            return .waiting("it links to \(missing), not here yet")
+        guard let value = try? decode(M.self, merged.fields, change: change) else {
+            // Written by an older model (a required property it lacks): it waits until a device with this model
+            // migrates and pushes it.
+            return .waiting("its properties do not decode as this app's \(M.self)")
         }
-        try txn.upsert(value)
-        try txn.adoptSyncState(M.self, id: id, stamps: merged.stamps, deleted: nil)
+        if let conflict = try txn.writePulled(value, stamps: merged.stamps) { return .waiting(conflict) }
         return .applied
     }
 
@@ -131,7 +129,9 @@ struct SyncedModel: Sendable {
     private static func resolveConflict<M: Model>(
         _ change: RecordChange, id: M.ID, local: M, resolve: (M, M, M?) -> M, in txn: WriteTransaction
     ) throws -> Applied {
-        let remote = try decode(M.self, change.state.fields, change: change)
+        guard let remote = try? decode(M.self, change.state.fields, change: change) else {
+            return .waiting("its properties do not decode as this app's \(M.self)")
+        }
         let baseName = baseName(model: change.model, id: change.id)
         let base = try txn.syncValues(prefix: baseName).first { $0.name == baseName }.flatMap { entry in
             try? JSONDecoder().decode(M.self, from: Data(entry.value))
@@ -142,12 +142,9 @@ struct SyncedModel: Sendable {
         for name in Set(fields.keys).union(change.state.fields.keys) where fields[name] != change.state.fields[name] {
             changedHere.insert(name)
         }
-        if let missing = try txn.missingLinkTarget(of: resolved) {
-            return .waiting("it links to \(missing), not here yet")
+        if let conflict = try txn.writePulled(resolved, stamps: change.state.stamps, changedHere: changedHere) {
+            return .waiting(conflict)
         }
-        try txn.upsert(resolved)
-        try txn.adoptSyncState(
-            M.self, id: id, stamps: change.state.stamps, deleted: nil, changedHere: changedHere)
         return .applied
     }
 

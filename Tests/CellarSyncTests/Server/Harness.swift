@@ -95,11 +95,12 @@ final class ServerProcess: @unchecked Sendable {
     let process = Process()
     let url: URL
 
-    init(port: Int = 0) async throws {
+    init(port: Int = 0, environment extra: [String: String] = [:]) async throws {
         process.executableURL = Harness.executable
         process.arguments = ["serve", "--port", String(port)]
         var environment = Harness.environment
         environment["LOG_LEVEL"] = environment["LOG_LEVEL"] ?? "warning"
+        environment.merge(extra) { $1 }
         process.environment = environment
         let output = Pipe()
         process.standardOutput = output
