@@ -153,6 +153,11 @@ extension WriteTransaction {
         let model = state.info.name
         let key = SyncStorage.key(model: model, primaryKey: primaryKey)
         let txn = try writable
+        for stamp in stamps.values + [deleted].compactMap({ $0 }) where !SyncStamp.isDeviceID(stamp.device) {
+            throw .invalidSchema(
+                model: state.info.name,
+                reason: "a sync stamp names the device \"\(stamp.device.prefix(40))\", which is not one")
+        }
         for stamp in stamps.values { session.observe(stamp) }
         if let deleted { session.observe(deleted) }
         let adopted: TrackedRecord
@@ -361,7 +366,11 @@ extension WriteTransaction {
             }
         }
         if let conflict = try uniqueConflict(of: value, primaryKey: key, state: state) { return conflict }
+        let owned = unlinkedOwned.count
         try upsert(value)
+        // An owned target a pulled record lets go of is not collected here: the device that made the change moved it
+        // to another owner (which may come in a later page) or deleted it (its tombstone comes too).
+        unlinkedOwned.removeSubrange(owned...)
         try adoptSyncState(M.self, id: value.id, stamps: stamps, deleted: nil, changedHere: changedHere)
         if !links.deleted.isEmpty {
             try state.info.operations.removeLinks(self, state.info, key, links.deleted)

@@ -76,12 +76,14 @@ enum SyncStorage {
         }
     }
 
+    /// The device table's stored form: 16 bytes per device. Only ids `SyncStamp.isDeviceID` accepts reach it (the
+    /// table takes no other), so every id is 32 hex digits.
     static func encodeDevices(_ devices: [String]) -> [UInt8] {
         var bytes: [UInt8] = []
         for device in devices {
             let digits = Array(device.utf8)
-            for start in stride(from: 0, to: digits.count, by: 2) {
-                bytes.append(UInt8(String(decoding: digits[start..<start + 2], as: UTF8.self), radix: 16) ?? 0)
+            for start in stride(from: 0, to: digits.count - 1, by: 2) {
+                bytes.append(UInt8(String(decoding: digits[start...start + 1], as: UTF8.self), radix: 16) ?? 0)
             }
         }
         return bytes

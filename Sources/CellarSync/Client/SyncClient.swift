@@ -153,7 +153,8 @@ public actor SyncClient {
             let response: PullResponse = try await transport.post(SyncProtocol.pullPath, request, waiting: wait)
             wait = 0
             if !response.changes.isEmpty { update(.pulling) }
-            applied += try apply(response)
+            // Nothing new (a long poll that ended empty): no commit, no fsync.
+            if !response.changes.isEmpty || response.sequence != after { applied += try apply(response) }
             if !response.more { break }
         }
         update()

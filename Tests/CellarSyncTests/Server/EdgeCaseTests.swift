@@ -257,6 +257,45 @@ struct SyncEdgeCaseTests {
         #expect(first == nil && p1?.items == [Link(t)])
     }
 
+    /// An owned target one transaction moved from one owner to another reaches a device in two pull pages (one change
+    /// a page): the first owner lets it go before the second takes it, and it is kept, not collected as an orphan
+    /// and deleted everywhere.
+    @Test func anOwnedTargetMovedBetweenOwnersInTwoPagesIsKept() async throws {
+        let server = try await ServerProcess()
+        let user = Harness.newUser("edge-owned")
+        let token = try await Harness.token(for: user)
+        let models: [any Model.Type] = [EdgeThing.self, EdgeOwner.self]
+        let a = try SyncedDevice(server: server.url, token: token, models: models)
+        var configuration = SyncConfiguration(server: server.url, token: token, models: models)
+        configuration.pullBatchSize = 1
+        let b = try SyncedDevice(configuration: configuration)
+        let t = EdgeThing(id: "t", name: "kept")
+        try await a.store.write { txn in
+            try txn.insert(t)
+            try txn.insert(EdgeOwner(id: "p1", things: [Link(t)]))
+            try txn.insert(EdgeOwner(id: "p2", things: []))
+        }
+        try await a.client.sync()
+        try await b.client.sync()
+        let before = try await b.store.read { try $0.object(EdgeThing.self, id: "t") } != nil
+        try await a.store.write { txn in
+            try txn.update(EdgeOwner(id: "p1", things: []))
+            try txn.update(EdgeOwner(id: "p2", things: [Link(t)]))
+        }
+        try await a.client.sync()
+        for _ in 0..<3 {
+            try await b.client.sync()
+            try await a.client.sync()
+        }
+        let onA = try await a.store.read { try $0.object(EdgeThing.self, id: "t") }
+        let onB = try await b.store.read { try $0.object(EdgeThing.self, id: "t") }
+        let p2OnA = try await a.store.read { try $0.object(EdgeOwner.self, id: "p2") }
+        let tombstone = try await Harness.sql(
+            "select tombstone from cellar_records where owner = '\(user)' and model = 'EdgeThing' and id = 't'")
+        #expect(before && onA != nil && onB != nil && tombstone == "f")
+        #expect(p2OnA?.things == [Link(t)])
+    }
+
     /// A delete pulled from another device wins over this device's `.deny` rule: the links to the record are
     /// dropped here, and every device ends alike.
     @Test func aPulledDeleteWinsOverADenyRule() async throws {
