@@ -298,9 +298,10 @@ struct SyncServerTests {
     }
 
     @Test func aServerKilledMidPushLeavesAllOrNothing() async throws {
-        // The server holds each push's transaction open for a while once its rows are written, before it commits: the
-        // kill falls there, with the rows written and not committed.
-        let server = try await ServerProcess(environment: ["CELLAR_SERVER_TEST_COMMIT_DELAY_MS": "3000"])
+        // The server holds each push's transaction open for half a minute once its rows are written, before it commits:
+        // the kill falls there, with the rows written and not committed, however slowly the polls below run on a
+        // loaded machine (a poll that took three seconds to come back once let the commit happen first).
+        let server = try await ServerProcess(environment: ["CELLAR_SERVER_TEST_COMMIT_DELAY_MS": "30000"])
         let user = Harness.newUser("kill")
         let device = Device(server: server.url, token: try await Harness.token(for: user), id: Harness.device("8"))
         let stamp = Harness.stamp(device.id)
