@@ -55,14 +55,14 @@ enum SyncHelper {
         return lines
     }
 
-    /// `cellar-sync-helper`, built beside the tests.
+    /// `cellar-sync-helper`, built beside the tests: in the folder of the test binary, or the one above it. (Not
+    /// found through `Bundle.allBundles`, whose copy swift-corelibs-foundation never releases: LeakSanitizer reports
+    /// it.)
     static func executable() throws -> URL {
         let folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for candidate in [folder, folder.deletingLastPathComponent()] + Bundle.allBundles.map(\.bundleURL) {
-            let url = candidate.deletingLastPathComponent().appendingPathComponent("cellar-sync-helper")
+        for candidate in [folder, folder.deletingLastPathComponent()] {
+            let url = candidate.appendingPathComponent("cellar-sync-helper")
             if FileManager.default.isExecutableFile(atPath: url.path) { return url }
-            let inside = candidate.appendingPathComponent("cellar-sync-helper")
-            if FileManager.default.isExecutableFile(atPath: inside.path) { return inside }
         }
         throw CocoaError(.fileNoSuchFile)
     }
