@@ -42,37 +42,19 @@ enum SyncStorage {
         return (model, Array(key[reader.offset...]))
     }
 
-    static func encodeNames(_ names: [String]) -> [UInt8] {
-        var bytes: [UInt8] = []
-        Varint.append(UInt64(names.count), to: &bytes)
-        for name in names {
-            Varint.append(UInt64(name.utf8.count), to: &bytes)
-            bytes.append(contentsOf: name.utf8)
-        }
-        return bytes
-    }
+    /// The synced models' names, stored as a key dictionary stores its names (one format, one reader).
+    static func encodeNames(_ names: [String]) -> [UInt8] { KeyDictionary(names: names).serialized }
 
-    static func decodeNames(_ bytes: UnsafeRawBufferPointer) -> [String]? {
-        var reader = ByteReader(bytes)
-        guard let count = try? reader.varint(), count <= UInt64(bytes.count) else { return nil }
-        var names: [String] = []
-        for _ in 0..<count {
-            guard let length = try? reader.varint(), length <= UInt64(bytes.count),
-                let name = try? reader.bytes(Int(length)), let text = ByteReader.text(name)
-            else { return nil }
-            names.append(text)
-        }
-        return reader.offset == reader.end ? names : nil
-    }
+    static func decodeNames(_ bytes: UnsafeRawBufferPointer) -> [String]? { KeyDictionary.deserialize(bytes)?.names }
+
+    /// Two lowercase hex digits.
+    static func hex(_ byte: UInt8) -> String { byte < 16 ? "0" + String(byte, radix: 16) : String(byte, radix: 16) }
 
     /// The device table as 32-digit hex ids; `nil` when damaged.
     static func decodeDevices(_ bytes: UnsafeRawBufferPointer) -> [String]? {
         guard bytes.count % 16 == 0, !bytes.isEmpty else { return nil }
         return stride(from: 0, to: bytes.count, by: 16).map { start in
-            bytes[start..<start + 16].map { byte in
-                let hex = String(byte, radix: 16)
-                return byte < 16 ? "0" + hex : hex
-            }.joined()
+            bytes[start..<start + 16].map(hex).joined()
         }
     }
 
@@ -92,11 +74,7 @@ enum SyncStorage {
     /// A new device id: 16 random bytes in hex.
     static func newDeviceID() -> String {
         var generator = SystemRandomNumberGenerator()
-        return (0..<16).map { _ in
-            let byte = UInt8.random(in: 0...255, using: &generator)
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined()
+        return (0..<16).map { _ in hex(UInt8.random(in: 0...255, using: &generator)) }.joined()
     }
 
     /// Now, as a stamp time: milliseconds since 1970 in the high 48 bits.
