@@ -106,6 +106,14 @@ func holds(within limit: Duration, _ condition: () -> Bool) async -> Bool {
     return condition()
 }
 
+extension Trait where Self == TimeLimitTrait {
+    /// The limit of a suite whose tests wait for something to happen (a wake-up, another process, a server): it ends a
+    /// hang, and it is longer than a whole run. Every test of a run shares the cooperative pool's threads, one a core,
+    /// so a test's wait resumes only when the tests running meanwhile let go: on a busy two-core machine a test that
+    /// takes milliseconds alone finished after 80 seconds in CI.
+    static var hangGuard: Self { .timeLimit(.minutes(5)) }
+}
+
 /// Whether the long torture runs were asked for (`CELLAR_TORTURE=long swift test --filter Torture`).
 let longTorture = ProcessInfo.processInfo.environment["CELLAR_TORTURE"] == "long"
 

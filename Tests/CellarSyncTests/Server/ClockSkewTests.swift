@@ -7,7 +7,7 @@ import Testing
 
 /// A device whose clock is behind still wins with a change made after the changes it has seen; one whose clock is far
 /// ahead is refused, in words, instead of winning every conflict until real time catches up.
-@Suite("Sync: wrong clocks", .serialized, .enabled(if: Harness.canRun, Harness.skipMessage), .timeLimit(.minutes(2)))
+@Suite("Sync: wrong clocks", .serialized, .enabled(if: Harness.canRun, Harness.skipMessage), .hangGuard)
 struct ClockSkewTests {
     typealias Card = Synced.Card
 

@@ -8,7 +8,7 @@ import Testing
 /// Devices that edit offline, in any order, then sync through real server processes, end up with the same
 /// records as each other and as PostgreSQL's rows, with every link sound.
 @Suite(
-    "Sync: devices converge", .serialized, .enabled(if: Harness.canRun, Harness.skipMessage), .timeLimit(.minutes(3)))
+    "Sync: devices converge", .serialized, .enabled(if: Harness.canRun, Harness.skipMessage), .hangGuard)
 struct ConvergenceTests {
     typealias Card = Synced.Card
     typealias Folder = Synced.Folder

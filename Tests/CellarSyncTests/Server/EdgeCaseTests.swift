@@ -90,7 +90,7 @@ private func text(_ body: () async throws -> Void) async -> String? {
 
 @Suite(
     "Sync: edge cases against real servers", .serialized, .enabled(if: Harness.canRun, Harness.skipMessage),
-    .timeLimit(.minutes(5)))
+    .hangGuard)
 struct SyncEdgeCaseTests {
     /// A property removed from a synced model keeps its stamp in the store; a push carries only the model's properties
     /// now (the server refuses the whole batch for a property the model does not declare).

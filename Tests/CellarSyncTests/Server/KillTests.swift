@@ -7,7 +7,7 @@ import Testing
 
 /// A change made before a kill -9 is pushed after the restart, however the kill fell between the commit, the push
 /// and its acknowledgement, and a retried push is applied once.
-@Suite("Sync: kill -9", .serialized, .enabled(if: Harness.canRun, Harness.skipMessage), .timeLimit(.minutes(2)))
+@Suite("Sync: kill -9", .serialized, .enabled(if: Harness.canRun, Harness.skipMessage), .hangGuard)
 struct KillTests {
     @Test func aDeviceKilledBetweenItsPushAndTheAcknowledgementLosesNothing() async throws {
         let server = try await ServerProcess()

@@ -9,7 +9,7 @@ import Testing
 /// A device that is online sees another device's commit without polling: the server wakes its waiting pull, across
 /// server processes through PostgreSQL's `LISTEN`/`NOTIFY`, and the pulled commit reaches the store's observers.
 @Suite(
-    "Sync: live", .serialized, .enabled(if: Harness.canRun, Harness.skipMessage), .timeLimit(.minutes(2)))
+    "Sync: live", .serialized, .enabled(if: Harness.canRun, Harness.skipMessage), .hangGuard)
 struct LiveSyncTests {
     typealias Card = Synced.Card
 

@@ -21,7 +21,7 @@ struct CardV2: Model, Equatable {
 /// A migration of a synced model is a change of this device: the migrated records are pushed, devices with the new
 /// model get them whole, and a device still on the old one is told to update.
 @Suite(
-    "Sync: migrations", .serialized, .enabled(if: Harness.canRun, Harness.skipMessage), .timeLimit(.minutes(2)))
+    "Sync: migrations", .serialized, .enabled(if: Harness.canRun, Harness.skipMessage), .hangGuard)
 struct MigrationSyncTests {
     @Test func migratedRecordsArePushedAndReachDevicesWithTheNewModel() async throws {
         let server = try await ServerProcess()

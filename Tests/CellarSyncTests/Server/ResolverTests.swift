@@ -21,7 +21,7 @@ struct Tally: Model, SyncResolving, Equatable {
 
 @Suite(
     "Sync: a model's own resolver", .serialized, .enabled(if: Harness.canRun, Harness.skipMessage),
-    .timeLimit(.minutes(2)))
+    .hangGuard)
 struct ResolverTests {
     @Test func twoDevicesTappingOfflineKeepEveryTap() async throws {
         let server = try await ServerProcess()

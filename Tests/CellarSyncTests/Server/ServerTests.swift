@@ -7,7 +7,7 @@ import Testing
 #endif
 
 /// The server as devices see it: real `cellar-server` processes on a real PostgreSQL cluster.
-@Suite("Sync: the server", .enabled(if: Harness.canRun, Harness.skipMessage), .timeLimit(.minutes(3)))
+@Suite("Sync: the server", .enabled(if: Harness.canRun, Harness.skipMessage), .hangGuard)
 struct SyncServerTests {
     @Test func pushedRecordsComeBackAsSent() async throws {
         let server = try await ServerProcess()

@@ -4,7 +4,7 @@ import Testing
 @_spi(Benchmarks) @testable import Cellar
 
 /// The change log a transaction writes: listed keys up to `ChangeLog.keyLimit` per model, "everything" beyond.
-@Suite("Observation: the change log", .timeLimit(.minutes(1)))
+@Suite("Observation: the change log", .hangGuard)
 struct ChangeLogTests {
     @Test func aModelWithMoreChangesThanTheLimitIsLoggedWholesaleWithoutKeepingItsKeys() throws {
         var log = ChangeLog()

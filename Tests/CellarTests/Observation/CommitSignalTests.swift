@@ -6,7 +6,7 @@ import Testing
 @testable import Cellar
 
 /// The wake-ups behind observation, without a store: who is woken by which commit, and the poll for other processes.
-@Suite("Observation: the commit signal", .timeLimit(.minutes(1)))
+@Suite("Observation: the commit signal", .hangGuard)
 struct CommitSignalTests {
     /// Starts a waiter for `models` and returns a task that ends when it is woken.
     func waiter(_ signal: CommitSignal, beyond version: UInt64, reading models: Set<String>) -> Task<Void, Never> {

@@ -4,7 +4,7 @@ import Testing
 
 @_spi(Benchmarks) @testable import Cellar
 
-@Suite("Observation: changes placed record by record", .timeLimit(.minutes(1)))
+@Suite("Observation: changes placed record by record", .hangGuard)
 struct IncrementalChangesTests {
     struct Card: Model, Equatable {
         var id: Int

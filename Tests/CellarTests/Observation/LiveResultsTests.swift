@@ -6,7 +6,7 @@ import Testing
 
 @testable import Cellar
 
-@Suite("Observation: callbacks and live results", .timeLimit(.minutes(1)))
+@Suite("Observation: callbacks and live results", .hangGuard)
 struct LiveResultsTests {
     struct Dog: Model, Equatable {
         var id: String

@@ -3,7 +3,7 @@ import Testing
 
 @testable import Cellar
 
-@Suite("Observation: changes of one object", .timeLimit(.minutes(1)))
+@Suite("Observation: changes of one object", .hangGuard)
 struct ObjectChangesTests {
     struct Dog: Model, Equatable {
         var id: String

@@ -7,7 +7,7 @@ import Testing
 
 /// Commits of another process (`cellar-test-helper insert-on-request`) reach an observer while this process commits to
 /// other models and other observers arrive: under the file watch, and under the poll alone.
-@Suite("Observation: other processes' commits among this process's", .serialized, .timeLimit(.minutes(2)))
+@Suite("Observation: other processes' commits among this process's", .serialized, .hangGuard)
 struct OtherProcessCommitsTests {
     struct Other: Model {
         var id: Int

@@ -3,7 +3,7 @@ import Testing
 
 @_spi(Benchmarks) @testable import Cellar
 
-@Suite("Observation: changes of a query's results", .timeLimit(.minutes(1)))
+@Suite("Observation: changes of a query's results", .hangGuard)
 struct ResultsChangesTests {
     struct Item: Model, Equatable {
         var id: Int
