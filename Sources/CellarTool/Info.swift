@@ -47,7 +47,10 @@ extension CellarCommand {
                 text += "\n"
                 text += model.fieldLines.map { "      \($0)\n" }.joined()
                 for index in model.indexes {
-                    text += "    \(index.name.hasPrefix("u/") ? "unique index" : "index") \(index.name): "
+                    let kind =
+                        index.name.hasPrefix("u/")
+                        ? "unique index" : index.name.hasPrefix("t/") ? "full-text index" : "index"
+                    text += "    \(kind) \(index.name): "
                     text += index.entries.map { counted($0, "entry", plural: "entries") } ?? "missing"
                     text += "\n"
                 }

@@ -117,7 +117,10 @@ private struct ModelCheck {
     /// The model's index and link databases, each with the way to make a record's keys where the stored schema
     /// tells it.
     private func derivedDatabases() -> [(check: DerivedDatabaseCheck, keys: MakeKeys?)] {
-        let indexes = model.schema.indexes.map { index -> (DerivedDatabaseCheck, MakeKeys?) in
+        // A full-text index's databases are checked against the records' texts by the store, which has the tokenizer's
+        // answers for them; here they are left out of the key indexes' checks.
+        let indexes = model.schema.indexes.filter { $0.fullText == nil }.map {
+            index -> (DerivedDatabaseCheck, MakeKeys?) in
             let makesKeys = index.paths.allSatisfy { path in shape(at: path).map(Self.hasKey) ?? false }
             let paths = index.paths
             let keys: MakeKeys? =

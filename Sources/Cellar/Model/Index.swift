@@ -23,6 +23,18 @@ public struct Index<M: Model>: Sendable {
     /// Whether the index holds one entry per element of a list (a multi-entry index): its key buffer is the
     /// elements' keys, each after its length (`IndexKeys`).
     let isMultiEntry: Bool
+    /// For a full-text index (`.fullText`), its definition: its entries are not keys, and `Schema` keeps it apart.
+    let fullText: FullTextIndex<M>?
+
+    init(fullText: FullTextIndex<M>) {
+        self.keyPaths = fullText.fields.map(\.path)
+        self.name = fullText.name
+        self.isUnique = false
+        self.folding = nil
+        self.isMultiEntry = false
+        self.fullText = fullText
+        self.appendKey = { _, _ in false }
+    }
 
     private init(
         paths: [PartialKeyPath<M>], unique: Bool, name: String?, folding: String.CompareOptions? = nil,
@@ -34,6 +46,7 @@ public struct Index<M: Model>: Sendable {
         self.isUnique = unique
         self.folding = folding
         self.isMultiEntry = isMultiEntry
+        self.fullText = nil
         self.appendKey = appendKey
     }
 

@@ -44,8 +44,11 @@ public struct Schema<M: Model>: Sendable {
     /// The name the model is stored under: the type's name unless given. Name a model explicitly to rename its
     /// Swift type later without losing its records.
     public let name: String
-    /// The secondary indexes, kept in step with the records by every write.
+    /// The secondary indexes, kept in step with the records by every write. (Full-text indexes are in
+    /// `fullTextIndexes`.)
     public let indexes: [Index<M>]
+    /// The full-text indexes (`.fullText`), declared among the indexes and kept apart: their entries are words.
+    let fullTextIndexes: [FullTextIndex<M>]
     /// The link properties, each with a backlink index and delete rules.
     public let links: [Relationship<M>]
     /// Converts ids to and from the model's sequence when ids are numbered automatically.
@@ -67,7 +70,8 @@ public struct Schema<M: Model>: Sendable {
     ///   - links: the link properties, such as `[.link(\.dogs, deleteRule: .cascade)]`.
     public init(name: String? = nil, indexes: [Index<M>] = [], links: [Relationship<M>] = []) {
         self.name = name ?? String(describing: M.self)
-        self.indexes = indexes
+        self.indexes = indexes.filter { $0.fullText == nil }
+        self.fullTextIndexes = indexes.compactMap(\.fullText)
         self.links = links
         self.sequence = nil
     }
@@ -88,7 +92,8 @@ extension Schema where M.ID: FixedWidthInteger {
         name: String? = nil, autoIncrement: Bool, indexes: [Index<M>] = [], links: [Relationship<M>] = []
     ) {
         self.name = name ?? String(describing: M.self)
-        self.indexes = indexes
+        self.indexes = indexes.filter { $0.fullText == nil }
+        self.fullTextIndexes = indexes.compactMap(\.fullText)
         self.links = links
         self.sequence =
             autoIncrement

@@ -9,6 +9,8 @@ final class ModelInfo: Sendable {
     let indexes: [Database]
     /// The schema's links, in the schema's order, each with its backlink database.
     let links: [LinkInfo]
+    /// The databases of the schema's full-text indexes, in the schema's order.
+    let fullText: [FullTextDatabases]
     /// The names of the index databases and the links with their rules, to tell whether two configurations agree
     /// on the model.
     let signature: [String]
@@ -24,7 +26,8 @@ final class ModelInfo: Sendable {
     let generatedCodeChecked: Atomic<Bool>
 
     init(
-        name: String, records: Database, indexes: [Database], links: [LinkInfo], signature: [String],
+        name: String, records: Database, indexes: [Database], links: [LinkInfo], fullText: [FullTextDatabases] = [],
+        signature: [String],
         numbersIDs: Bool, operations: ModelOperations, type: ObjectIdentifier, hasGeneratedCode: Bool,
         dictionary: KeyDictionary
     ) {
@@ -34,6 +37,7 @@ final class ModelInfo: Sendable {
         self.records = records
         self.indexes = indexes
         self.links = links
+        self.fullText = fullText
         self.signature = signature
         self.numbersIDs = numbersIDs
         self.operations = operations
@@ -46,7 +50,7 @@ final class ModelInfo: Sendable {
     var sequenceKey: [UInt8] { Array("seq/\(name)".utf8) }
 
     /// Whether reading the stored record before a write is needed, to find the index and backlink entries it moves.
-    var hasDerivedData: Bool { !indexes.isEmpty || !links.isEmpty }
+    var hasDerivedData: Bool { !indexes.isEmpty || !links.isEmpty || !fullText.isEmpty }
 
     /// The newest committed key dictionary this process knows.
     var dictionary: KeyDictionary { committedDictionary.withLock { $0 } }
@@ -55,6 +59,14 @@ final class ModelInfo: Sendable {
     func publish(_ newer: KeyDictionary) {
         committedDictionary.withLock { if newer.names.count > $0.names.count { $0 = newer } }
     }
+}
+
+/// The two databases of one full-text index (`FullTextStorage`).
+struct FullTextDatabases: Sendable {
+    /// The postings database's name (`t/Note.title+body`), for messages.
+    let name: String
+    let postings: Database
+    let documents: Database
 }
 
 /// A stored link from a model the configuration does not name, found in the stored schema: a delete of one of its

@@ -8,6 +8,10 @@ enum DatabaseName {
     }
     /// The backlinks of a model's link: `b/Person.dogs`, target key → keys of the records linking to it.
     static func backlinks(_ model: String, _ link: String) -> String { "b/" + model + "." + link }
+    /// The postings of a full-text index: `t/Note.title+body`, each word → the documents that hold it.
+    static func fullTextPostings(_ model: String, _ index: String) -> String { "t/" + model + "." + index }
+    /// The documents of a full-text index: `d/Note.title+body`, their numbers, lengths and records.
+    static func fullTextDocuments(_ model: String, _ index: String) -> String { "d/" + model + "." + index }
 }
 
 /// One index as the stored schema describes it: enough to name, rebuild and check it without the model's type.
@@ -22,9 +26,11 @@ struct StoredIndex: Hashable, Sendable, Codable {
     var isMultiEntry: Bool
     /// For an index of folded text: `c` (case), `d` (diacritics) or `cd`.
     var folding: String?
+    /// For a full-text index: its documents' database, weights and tokenizer.
+    var fullText: StoredFullText? = nil
 
-    /// The index as change messages name it: `age`, `unique email`.
-    var label: String { (isUnique ? "unique " : "") + name }
+    /// The index as change messages name it: `age`, `unique email`, `full-text title+body`.
+    var label: String { (isUnique ? "unique " : fullText != nil ? "full-text " : "") + name }
 }
 
 /// One link as the stored schema describes it: its target and rules, so that deletes follow it and verifiers

@@ -20,14 +20,15 @@ public struct Condition<M: Model>: Sendable {
     init(
         path: PartialKeyPath<M>?, description: @autoclosure @escaping @Sendable () -> String,
         ranges: Result<[KeyRange], StoreError>?, rank: Int, folding: String.CompareOptions? = nil,
-        matchesElements: Bool = false, fieldTest: FieldTest? = nil, test: @escaping @Sendable (M) -> Bool
+        matchesElements: Bool = false, fieldTest: FieldTest? = nil, search: SearchQuery? = nil,
+        test: @escaping @Sendable (M) -> Bool
     ) {
         self.init(
             .condition(
                 Comparison(
                     path: path, describe: description, ranges: ranges, rank: rank,
                     folding: folding.flatMap { $0.isEmpty ? nil : $0 }, matchesElements: matchesElements,
-                    fieldTest: fieldTest, test: test)))
+                    fieldTest: fieldTest, search: search, test: test)))
     }
 
     /// A condition on the value of `path`, checked on record bytes where the model's generated code allows;
@@ -264,6 +265,9 @@ struct Comparison<M: Model>: Sendable {
     let matchesElements: Bool
     /// The comparison checked on record bytes, for a model with generated record code.
     let fieldTest: FieldTest?
+    /// For a full-text search (`.matches`), what it looks for: a full-text index on `path` answers it (any
+    /// property of the model's first full-text index when `path` is `nil`).
+    let search: SearchQuery?
     let test: @Sendable (M) -> Bool
 }
 

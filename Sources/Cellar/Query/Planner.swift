@@ -15,6 +15,8 @@ struct QueryPlan {
         case indexOrder(position: Int)
         /// The records that link to the query's targets, from the backlink index of the link at `position`.
         case backlinks(position: Int)
+        /// The records a search matches, from the full-text index at `position`, best first.
+        case search(position: Int)
 
         /// Whether the records come in primary-key order.
         var readsPrimaryKeyOrder: Bool {
@@ -35,6 +37,9 @@ struct QueryPlan {
     /// Whether the index read alone decides the predicate, so records need no check: the driving condition is the
     /// whole predicate and its index has that one property.
     let indexDecides: Bool
+    /// For a query with no sort of its own whose search does not drive (another condition is more selective): the
+    /// conjunct whose full-text index ranks the records found, and the index's position.
+    var ranking: (conjunct: Int, position: Int)? = nil
 }
 
 extension Query {
@@ -62,6 +67,7 @@ extension Query {
                     ? indexes.firstIndex { $0.keyPaths.first == path && $0.folding == nil && !$0.isMultiEntry } : nil)
         }
         let conjuncts = predicate?.node.conjuncts ?? []
+        let search = try searchConjunct(conjuncts, info: info)
         /// A condition an index answers; `position` is `nil` for a condition on the id, answered by the records.
         typealias Candidate = (condition: Comparison<M>, position: Int?, ranges: [KeyRange], conjunct: Int)
         var candidates: [Candidate] = []
@@ -79,6 +85,25 @@ extension Query {
         // With a choice, the condition whose index holds the fewest entries drives (counted up to a cap, reading no
         // records); the kind of comparison breaks ties.
         var driver = candidates.min { $0.condition.rank < $1.condition.rank }
+        if let search {
+            // A search drives unless another condition's index holds fewer entries than the search's words have
+            // documents: then its records are read, the search checked on each, and ranked in memory.
+            let estimate = try searchEstimate(search.query, position: search.position, info: info, context: context)
+            var fewest = Int.max
+            let txn = try context.lmdb
+            for candidate in candidates {
+                fewest = Swift.min(
+                    fewest,
+                    try Self.countEntries(
+                        in: candidate.position.map { info.indexes[$0] } ?? info.records, ranges: candidate.ranges,
+                        txn: txn, context: context, cap: 512))
+            }
+            if fewest >= estimate || candidates.isEmpty {
+                return QueryPlan(
+                    access: .search(position: search.position), isOrdered: ordering.isEmpty, isDescending: false,
+                    driver: search.conjunct, indexDecides: conjuncts.count == 1)
+            }
+        }
         if candidates.count > 1 {
             let txn = try context.lmdb
             var best = (count: Int.max, rank: Int.max)
@@ -116,9 +141,105 @@ extension Query {
         }
         let indexDecides =
             driver.map { conjuncts.count == 1 && $0.position.map { indexes[$0].keyPaths.count == 1 } ?? true } ?? false
-        return QueryPlan(
-            access: access, isOrdered: isOrdered, isDescending: isOrdered && firstSort?.ascending == false,
-            driver: driver?.conjunct, indexDecides: indexDecides)
+        var plan = QueryPlan(
+            access: access, isOrdered: isOrdered && (search == nil || !ordering.isEmpty),
+            isDescending: isOrdered && firstSort?.ascending == false, driver: driver?.conjunct,
+            indexDecides: indexDecides)
+        if let search, ordering.isEmpty { plan.ranking = (search.conjunct, search.position) }
+        return plan
+    }
+
+    /// The search of the conjunct `plan` names, and what the full-text index at `position` needs to run it.
+    private func searchParts(_ plan: QueryPlan, position: Int) -> (
+        query: SearchQuery, columns: UInt32, weights: [Double]
+    ) {
+        let index = M.schema.fullTextIndexes[position]
+        let conjuncts = predicate?.node.conjuncts ?? []
+        guard let driver = plan.driver ?? plan.ranking?.conjunct, driver < conjuncts.count,
+            case .condition(let condition) = conjuncts[driver], let query = condition.search
+        else { return (SearchQuery(""), 0, index.weights) }
+        return (query, index.columns(for: condition.path), index.weights)
+    }
+
+    /// `values` best first, as the search of `ranking` scores them with the statistics of its full-text index: what
+    /// a search that does not drive the query gives when the query has no sort of its own.
+    private func rankedInMemory(
+        _ values: [M], ranking: (conjunct: Int, position: Int), in context: ReadScope, info: ModelInfo
+    ) throws(StoreError) -> [M] {
+        let conjuncts = predicate?.node.conjuncts ?? []
+        guard case .condition(let condition) = conjuncts[ranking.conjunct], let query = condition.search else {
+            return values
+        }
+        let index = M.schema.fullTextIndexes[ranking.position]
+        let columns = index.columns(for: condition.path)
+        let storage = FullTextStorage(databases: info.fullText[ranking.position], core: context.store.core)
+        let txn = try context.lmdb
+        let phrases = query.phrases
+        var found: [Int] = []
+        for phrase in phrases {
+            // A term's count of documents is stored, for the index's every column.
+            if phrase.terms.count == 1, let term = phrase.terms.first, !term.isPrefix,
+                columns == index.columns(for: nil)
+            {
+                found.append(Int(clamping: try storage.documentFrequency(of: term.bytes, txn)))
+            } else {
+                found.append(try storage.postings(of: phrase, columns: columns, txn).count)
+            }
+        }
+        let statistics = try storage.statistics(txn)
+        let ranking = BM25(
+            documentCount: statistics.count, totalLength: statistics.totalLength, frequencies: found)
+        let weights = index.weights
+        let scores = values.map { value in
+            let document = DocumentTerms(texts: index.texts(of: value))
+            let frequencies = phrases.map { phrase in
+                document.starts(of: phrase, columns: columns).reduce(0.0) { sum, start in
+                    let column = Int(start >> 32)
+                    return sum + (column < weights.count ? weights[column] : 1)
+                }
+            }
+            return ranking.score(length: document.length, frequencies: frequencies)
+        }
+        return values.indices.sorted { scores[$0] != scores[$1] ? scores[$0] > scores[$1] : $0 < $1 }.map { values[$0] }
+    }
+
+    /// The first conjunct that is a search a full-text index answers, with the index's position. A search of the
+    /// whole index (`.matches("…")`) with no full-text index declared is refused.
+    private func searchConjunct(_ conjuncts: [Condition<M>.Node], info: ModelInfo) throws(StoreError)
+        -> (conjunct: Int, position: Int, query: SearchQuery, columns: UInt32)?
+    {
+        let indexes = M.schema.fullTextIndexes
+        for (number, node) in conjuncts.enumerated() {
+            guard case .condition(let condition) = node, let query = condition.search else { continue }
+            if let position = indexes.firstIndex(where: { $0.columns(for: condition.path) != 0 }) {
+                return (number, position, query, indexes[position].columns(for: condition.path))
+            }
+            if condition.path == nil {
+                throw .invalidSchema(
+                    model: info.name,
+                    reason: "a search of the whole model (.matches(\(query.text.debugDescription))) needs a full-text "
+                        + "index; declare one: Schema(indexes: [.fullText(\\.title, \\.body)])")
+            }
+        }
+        return nil
+    }
+
+    /// About how many documents a search reads: the documents of its phrases' first terms (a prefix counts as every
+    /// document).
+    private func searchEstimate(_ query: SearchQuery, position: Int, info: ModelInfo, context: ReadScope)
+        throws(StoreError) -> Int
+    {
+        let storage = FullTextStorage(databases: info.fullText[position], core: context.store.core)
+        let txn = try context.lmdb
+        var total = 0
+        for phrase in query.phrases {
+            guard let first = phrase.terms.first else { continue }
+            if first.isPrefix { return .max }
+            total =
+                total.addingReportingOverflow(Int(clamping: try storage.documentFrequency(of: first.bytes, txn)))
+                .partialValue
+        }
+        return total
     }
 
     /// The plan in words, for `explain()`.
@@ -145,6 +266,11 @@ extension Query {
         case .backlinks(let position):
             let targets = try linkFilter.map { (filter) throws(StoreError) in try filter.describeTargets(context) }
             words.append("read backlink index \(info.links[position].databaseName) for \(targets ?? "")")
+        case .search(let position):
+            let driving = plan.driver.map { conjuncts[$0].description } ?? ""
+            words.append(
+                "search full-text index \(info.fullText[position].name) for \(driving)"
+                    + (plan.isOrdered ? ", best first (BM25)" : ""))
         }
         for exclusion in exclusions {
             let link = try exclusion.link(context.store)
@@ -157,7 +283,9 @@ extension Query {
             words.append("check each record's bytes for \(onBytes.joined(separator: " && ")) before decoding it")
         }
         if !decoded.isEmpty { words.append("check each record for \(decoded.joined(separator: " && "))") }
-        if !plan.isOrdered {
+        if let ranking = plan.ranking {
+            words.append("rank in memory by BM25 from full-text index \(info.fullText[ranking.position].name)")
+        } else if !plan.isOrdered {
             let keys = ordering.map { $0.name + ($0.ascending ? "" : " descending") }
             words.append("sort in memory by \(keys.joined(separator: ", "))")
         }
@@ -234,7 +362,11 @@ extension Query {
             plan.indexDecides
             ? nil : predicate.map { predicate in { @Sendable (value: M) in predicate.evaluate(value) } }
         var values = try context.decodeAll(M.self, entries, info: info, keeping: keep)
-        if !plan.isOrdered { values = try sortedInMemory(values) }
+        if let ranking = plan.ranking {
+            values = try rankedInMemory(values, ranking: ranking, in: context, info: info)
+        } else if !plan.isOrdered {
+            values = try sortedInMemory(values)
+        }
         if let distinctKey {
             var seen = Set<[UInt8]>()
             var kept: [M] = []
@@ -262,7 +394,7 @@ extension Query {
         case .indexRanges(let position, let ranges):
             return try Self.countEntries(
                 in: info.indexes[position], ranges: ranges, txn: try context.lmdb, context: context, cap: .max)
-        case .indexOrder, .backlinks:
+        case .indexOrder, .backlinks, .search:
             return nil
         }
     }
@@ -399,6 +531,21 @@ extension Query {
                     try txn.walk(info.indexes[position], descending: plan.isDescending) { entry in
                         let bytes = try Self.record(entry.value, info: info, in: records, context: context).value
                         return prefilter?.mayMatch(bytes) == false ? true : try body(entry.value, bytes)
+                    }
+                case .search(let position):
+                    let search = searchParts(plan, position: position)
+                    let storage = FullTextStorage(databases: info.fullText[position], core: context.store.core)
+                    // Only the best are ranked in full when the search alone decides the page.
+                    let limit =
+                        plan.indexDecides && plan.isOrdered && distinctKey == nil
+                        ? limitCount.map { $0.addingReportingOverflow(skipCount).partialValue } : nil
+                    let ranked = try storage.search(
+                        search.query, columns: search.columns, weights: search.weights, limit: limit, in: txn)
+                    for document in ranked {
+                        let bytes = try Self.record(document.primaryKey, info: info, in: records, context: context)
+                            .value
+                        if prefilter?.mayMatch(bytes) == false { continue }
+                        guard try body(document.primaryKey, bytes) else { return }
                     }
                 case .backlinks:
                     // The key handed on is the record's own, in the map: `linking` is freed when this call returns,

@@ -13,6 +13,8 @@ struct ModelRegistration: Sendable {
     let indexDatabases: [String]
     /// The names of the backlink databases, in the schema's order.
     let linkDatabases: [String]
+    /// The names of the full-text indexes' databases, two for each in the schema's order: postings, documents.
+    let fullTextDatabases: [String]
     /// The names of the index databases and the links with their rules: two configurations open at once must agree
     /// on them.
     let signature: [String]
@@ -103,15 +105,55 @@ extension Model {
                     reason: "two links are named \(link.name); give one of them another name: .link(…, name: \"…\")")
             }
         }
+        try checkFullText(schema)
         let indexDatabases = schema.indexes.map { $0.databaseName(model: name) }
+        let fullTextDatabases = schema.fullTextIndexes.flatMap {
+            [$0.postingsDatabase(model: name), $0.documentsDatabase(model: name)]
+        }
         return ModelRegistration(
             name: name, indexDatabases: indexDatabases,
             linkDatabases: schema.links.map { $0.databaseName(model: name) },
-            signature: indexDatabases + schema.links.map { $0.signature(model: name) },
+            fullTextDatabases: fullTextDatabases,
+            signature: indexDatabases + schema.links.map { $0.signature(model: name) }
+                + schema.fullTextIndexes.map { "full-text \($0.name) \($0.weights)" },
             numbersIDs: schema.sequence != nil,
             linkTargets: schema.links.map {
                 .init(name: $0.name, type: ObjectIdentifier($0.targetType), typeName: "\($0.targetType)")
             })
+    }
+}
+
+extension Model {
+    /// Refuses a full-text index that names a computed property without a name, holds no property or too many, or
+    /// weighs a property at less than nothing.
+    private static func checkFullText(_ schema: Schema<Self>) throws(StoreError) {
+        var names: Set<String> = []
+        for index in schema.fullTextIndexes {
+            guard !index.fields.isEmpty, index.fields.count <= PostingBlock.maxColumns else {
+                throw .invalidSchema(
+                    model: schema.name,
+                    reason: "its full-text index \(quoted(index.name)) covers \(index.fields.count) properties; it "
+                        + "covers 1 to \(PostingBlock.maxColumns)")
+            }
+            if index.name.contains("<computed") {
+                throw .invalidSchema(
+                    model: schema.name,
+                    reason: "a full-text index on a computed property has no name that stays the same across "
+                        + "launches; give it one: .fullText(\\.property, name: \"…\")")
+            }
+            if let field = index.fields.first(where: { !($0.weight >= 0) || !$0.weight.isFinite }) {
+                throw .invalidSchema(
+                    model: schema.name,
+                    reason: "its full-text index \(quoted(index.name)) weighs \(field.name) at \(field.weight); a "
+                        + "weight is a finite number, 0 or more")
+            }
+            guard names.insert(index.name).inserted else {
+                throw .invalidSchema(
+                    model: schema.name,
+                    reason: "two full-text indexes are named \(quoted(index.name)); give one of them another name: "
+                        + ".fullText(…, name: \"…\")")
+            }
+        }
     }
 }
 

@@ -387,13 +387,14 @@ final class StoreCore: Sendable {
         let records: Database
         let indexes: [Database]
         let backlinks: [Database]
+        let fullText: [Database]
         if let writing {
             records = try writing.createDatabase(named: DatabaseName.records(name))
-            (indexes, backlinks) = try openDerivedDatabases(
+            (indexes, backlinks, fullText) = try openDerivedDatabases(
                 of: M.self, registration, records: records, dictionary: dictionary, rebuild: rebuild.contains(name),
                 in: writing)
         } else {
-            (records, indexes, backlinks) = try existingDatabases(of: registration, in: txn)
+            (records, indexes, backlinks, fullText) = try existingDatabases(of: registration, in: txn)
         }
         // The links themselves (their key paths and rules) are read from the schema only for a model that has any.
         let links = backlinks.isEmpty ? [] : M.schema.links
@@ -402,6 +403,7 @@ final class StoreCore: Sendable {
             links: zip(links, backlinks).enumerated().map { position, pair in
                 LinkInfo(pair.0, model: name, position: position, database: pair.1)
             },
+            fullText: Self.pairs(fullText, names: registration.fullTextDatabases),
             signature: signature, numbersIDs: registration.numbersIDs, operations: ModelOperations(M.self),
             type: ObjectIdentifier(M.self), hasGeneratedCode: M._recordKeys != nil, dictionary: dictionary)
     }
@@ -409,7 +411,7 @@ final class StoreCore: Sendable {
     /// The databases of a model in a read-only store, which has every one of them: its schema matched the stored one.
     private func existingDatabases(
         of registration: ModelRegistration, in txn: ReadTransaction
-    ) throws -> (records: Database, indexes: [Database], links: [Database]) {
+    ) throws -> (records: Database, indexes: [Database], links: [Database], fullText: [Database]) {
         func existing(_ name: String) throws -> Database {
             guard let database = try txn.openDatabase(named: name) else {
                 throw StoreError.corruptedFile(
@@ -420,8 +422,16 @@ final class StoreCore: Sendable {
         return (
             try existing(DatabaseName.records(registration.name)),
             try registration.indexDatabases.map(existing),
-            try registration.linkDatabases.map(existing)
+            try registration.linkDatabases.map(existing),
+            try registration.fullTextDatabases.map(existing)
         )
+    }
+
+    /// The databases of full-text indexes, opened two by two (postings, documents), as the model's info keeps them.
+    private static func pairs(_ databases: [Database], names: [String]) -> [FullTextDatabases] {
+        stride(from: 0, to: databases.count - 1, by: 2).map {
+            FullTextDatabases(name: names[$0], postings: databases[$0], documents: databases[$0 + 1])
+        }
     }
 
     /// Opens the schema's index and backlink databases, building any that are new from the records already stored,
@@ -430,10 +440,10 @@ final class StoreCore: Sendable {
     private func openDerivedDatabases<M: Model>(
         of type: M.Type, _ registration: ModelRegistration, records: Database, dictionary: KeyDictionary,
         rebuild: Bool, in txn: LMDB.WriteTransaction
-    ) throws -> (indexes: [Database], links: [Database]) {
+    ) throws -> (indexes: [Database], links: [Database], fullText: [Database]) {
         let model = registration.name
         let listKey = Array("indexes/\(model)".utf8)
-        let declared = registration.indexDatabases + registration.linkDatabases
+        let declared = registration.indexDatabases + registration.linkDatabases + registration.fullTextDatabases
         let declaredList = Array(declared.joined(separator: "\n").utf8)
         let storedList = try txn.get(meta, key: listKey)
         // The list as stored is nearly always the declared one: compared as bytes, it needs no parsing.
@@ -446,35 +456,54 @@ final class StoreCore: Sendable {
         }
         var databases: [Database] = []
         var isNew: [Bool] = []
-        for name in declared {
+        let keyedCount = registration.indexDatabases.count + registration.linkDatabases.count
+        for (number, name) in declared.enumerated() {
             let exists = try txn.openDatabase(named: name) != nil
             isNew.append(rebuild || !exists || !stored.contains(name))
-            let database = try txn.createDatabase(named: name, flags: .duplicateSort)
+            // Index and backlink databases hold several records under one key; a full-text index's, one value a key.
+            let database = try txn.createDatabase(named: name, flags: number < keyedCount ? .duplicateSort : [])
             if isNew.last == true { try txn.empty(database) }
             databases.append(database)
         }
+        // A full-text index whose postings or documents are new is built again whole, both emptied.
+        var fullTextIsNew: [Bool] = []
+        for pair in stride(from: keyedCount, to: declared.count - 1, by: 2) {
+            let new = isNew[pair] || isNew[pair + 1]
+            if new && !(isNew[pair] && isNew[pair + 1]) {
+                try txn.empty(databases[pair])
+                try txn.empty(databases[pair + 1])
+            }
+            fullTextIsNew.append(new)
+        }
         let indexCount = registration.indexDatabases.count
         let indexes = Array(databases[..<indexCount])
-        let links = Array(databases[indexCount...])
+        let links = Array(databases[indexCount..<keyedCount])
+        let fullText = Array(databases[keyedCount...])
         // A rebuild with no derived databases still decodes every record: that is what checks a migration.
         if isNew.contains(true) || rebuild {
             let schema = M.schema
+            let searchable = Self.pairs(fullText, names: registration.fullTextDatabases)
             try build(
                 model: model, records: records, dictionary: dictionary, in: txn,
                 indexes: zip(schema.indexes, zip(indexes, isNew)).filter { $0.1.1 }.map { ($0.0, $0.1.0) },
-                links: zip(schema.links, zip(links, isNew[indexCount...])).filter { $0.1.1 }.map { ($0.0, $0.1.0) })
+                links: zip(schema.links, zip(links, isNew[indexCount...])).filter { $0.1.1 }.map { ($0.0, $0.1.0) },
+                fullText: zip(schema.fullTextIndexes, zip(searchable, fullTextIsNew)).filter { $0.1.1 }.map {
+                    ($0.0, $0.1.0)
+                })
         }
         if stored != declared { try txn.put(meta, key: listKey, value: declaredList) }
-        return (indexes, links)
+        return (indexes, links, fullText)
     }
 
     /// Fills new (empty) index and backlink databases from the stored records, their entries gathered while the
     /// records are walked and written in key order (`IndexLoad`).
     private func build<M: Model>(
         model: String, records: Database, dictionary: KeyDictionary, in txn: LMDB.WriteTransaction,
-        indexes: [(Index<M>, Database)], links: [(Relationship<M>, Database)]
+        indexes: [(Index<M>, Database)], links: [(Relationship<M>, Database)],
+        fullText: [(FullTextIndex<M>, FullTextDatabases)] = []
     ) throws {
         let decoder = RecordDecoder()
+        let searchable = fullText.map { ($0.0, FullTextStorage(databases: $0.1, core: self)) }
         let writer = IndexWriter(model: model, core: self)
         // An index declared twice (`.index(\.age)` twice, or two indexes given one name) has one database: it is
         // filled once, as the writes keep it.
@@ -519,6 +548,9 @@ final class StoreCore: Sendable {
                 for target in try link.targetKeys(value) { linkLoads[position].add(target, primaryKey: primaryKey) }
                 if linkLoads[position].isFull { try linkLoads[position].write(to: database, writer: writer, in: txn) }
                 position += 1
+            }
+            for (index, storage) in searchable {
+                try storage.add(primaryKey: primaryKey, texts: index.texts(of: value), in: txn)
             }
             return true
         }

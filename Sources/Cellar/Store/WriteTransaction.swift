@@ -62,6 +62,13 @@ public final class WriteTransaction: ReadScope {
         if !state.info.links.isEmpty { try planLinks(ofInserted: value, primaryKey: key, state: state, into: &plan) }
         try put(value, key: key, state: state, flags: .noOverwrite)
         try addIndexEntries(primaryKey: key, state: state)
+        if !state.fullText.isEmpty {
+            let txn = try writable
+            for index in state.fullText {
+                let texts = withUnsafePointer(to: &value) { index.texts(UnsafeRawPointer($0)) }
+                try index.storage.add(primaryKey: key, texts: texts, in: txn)
+            }
+        }
         try apply(plan, primaryKey: key, state: state)
         record(.inserted, key: key, state: state)
     }
@@ -196,6 +203,7 @@ public final class WriteTransaction: ReadScope {
         guard deleted else { return false }
         if damaged {
             try removeDerivedEntries(pointingTo: key, state: state)
+            for index in state.fullText { try index.storage.remove(primaryKey: key, texts: nil, in: txn) }
         } else {
             let plan = try planWrite(old: old, new: nil, primaryKey: key, state: state, followOwnership: false)
             try apply(plan, primaryKey: key, state: state)
@@ -251,6 +259,8 @@ public final class WriteTransaction: ReadScope {
     /// was, even when the caller catches the error and goes on.
     struct WritePlan {
         var indexChanges: [IndexChange] = []
+        /// Each full-text index's texts before and after the write (`nil`: no record), where they differ.
+        var fullTextChanges: [(position: Int, old: [String?]?, new: [String?]?)] = []
         var linkChanges: [LinkChange] = []
         /// Targets of owning links the write removes: collected at the commit when no link is left to them.
         var unlinkedOwned: [(link: LinkInfo, target: [UInt8])] = []
@@ -275,6 +285,15 @@ public final class WriteTransaction: ReadScope {
         if !state.indexEntries.isEmpty {
             plan.indexChanges = try withPointers(to: oldValue, newValue) { (old, new) throws(StoreError) in
                 try planIndexes(old: old, new: new, primaryKey: primaryKey, state: state)
+            }
+        }
+        if !state.fullText.isEmpty {
+            plan.fullTextChanges = try withPointers(to: oldValue, newValue) { (old, new) throws(StoreError) in
+                state.fullText.indices.compactMap { position in
+                    let index = state.fullText[position]
+                    let (before, after) = (old.map(index.texts), new.map(index.texts))
+                    return before == after ? nil : (position, before, after)
+                }
             }
         }
         if let linkChanges {
@@ -393,6 +412,18 @@ public final class WriteTransaction: ReadScope {
                 if let new = change.add { try writer.add(new, primaryKey: primaryKey, to: database, in: txn) }
             }
         }
+        if !plan.fullTextChanges.isEmpty {
+            let txn = try writable
+            for change in plan.fullTextChanges {
+                let storage = state.fullText[change.position].storage
+                switch (change.old, change.new) {
+                case (let old?, let new?): try storage.update(primaryKey: primaryKey, old: old, new: new, in: txn)
+                case (nil, let new?): try storage.add(primaryKey: primaryKey, texts: new, in: txn)
+                case (let old?, nil): try storage.remove(primaryKey: primaryKey, texts: old, in: txn)
+                case (nil, nil): break
+                }
+            }
+        }
         if !plan.linkChanges.isEmpty { try applyLinks(plan.linkChanges, primaryKey: primaryKey, state: state) }
         if !plan.unlinkedOwned.isEmpty { unlinkedOwned.append(contentsOf: plan.unlinkedOwned) }
     }
@@ -497,6 +528,9 @@ public final class WriteTransaction: ReadScope {
         let state = ModelWriteState(
             type: id, info: info, dictionary: dictionary,
             indexEntries: M.schema.indexes.map(IndexEntryMaker.init),
+            fullText: zip(M.schema.fullTextIndexes, info.fullText).map { index, databases in
+                FullTextMaker(index, storage: FullTextStorage(databases: databases, core: store.core))
+            },
             numberID: M.schema.sequence.map { sequence in
                 // `Int64` and `Int` ids, the usual ones, read and set as the number they are: the mapping's
                 // closures are generic over the id type, unspecialized, and cost a thousand instructions an insert.
@@ -630,6 +664,8 @@ final class ModelWriteState {
     let info: ModelInfo
     /// How to make each index's entry of a record, without the model's type.
     let indexEntries: [IndexEntryMaker]
+    /// Each full-text index: how to read a record's texts without the model's type, and its databases.
+    let fullText: [FullTextMaker]
     /// The index keys of the record being inserted, one per index: buffers reused from one insert to the next.
     var newIndexKeys: [[UInt8]]
     let encoder: RecordEncoder
@@ -652,11 +688,12 @@ final class ModelWriteState {
 
     init(
         type: ObjectIdentifier, info: ModelInfo, dictionary: KeyDictionary, indexEntries: [IndexEntryMaker],
-        numberID: ((UnsafeMutableRawPointer, Int64) -> Int64?)?
+        fullText: [FullTextMaker], numberID: ((UnsafeMutableRawPointer, Int64) -> Int64?)?
     ) {
         self.type = type
         self.info = info
         self.indexEntries = indexEntries
+        self.fullText = fullText
         self.numberID = numberID
         newIndexKeys = Array(repeating: [], count: indexEntries.count)
         self.encoder = RecordEncoder(dictionary: dictionary)

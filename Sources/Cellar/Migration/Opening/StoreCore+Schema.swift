@@ -437,7 +437,8 @@ extension Model {
         }
         return ModelSchema(
             name: schema.name, properties: properties,
-            indexes: schema.indexes.map { $0.descriptor(model: schema.name) },
+            indexes: schema.indexes.map { $0.descriptor(model: schema.name) }
+                + schema.fullTextIndexes.map { $0.descriptor(model: schema.name) },
             links: schema.links.map { $0.descriptor(model: schema.name) }, autoIncrement: schema.sequence != nil)
     }
 

@@ -19,8 +19,12 @@ struct ResultOrder<M: Model> {
     /// The order of `query` run with `plan`, or `nil` when its records follow links (their order is that of the
     /// link targets, which a record alone cannot tell).
     init?(_ query: Query<M>, plan: QueryPlan) {
+        // Ranked results move whenever a search's statistics change, which a record alone cannot tell.
+        if plan.ranking != nil { return nil }
         switch plan.access {
         case .backlinks:
+            return nil
+        case .search where query.ordering.isEmpty:
             return nil
         // (A multi-entry index's one equal key gives its records in primary-key order: the sort keys' case below.)
         case .indexRanges(let position, _) where plan.isOrdered && !M.schema.indexes[position].isMultiEntry,
@@ -41,7 +45,7 @@ struct ResultOrder<M: Model> {
             identity = .primaryKey
             components = []
             primaryKeyAscending = true
-        case .records, .indexRanges, .primaryKeyRanges:
+        case .records, .indexRanges, .primaryKeyRanges, .search:
             identity = .sortKeys
             components = query.ordering.map { sort in
                 ({ (value) throws(StoreError) in try sort.key(value) }, sort.ascending)

@@ -1,0 +1,132 @@
+import Foundation
+import LMDB
+import Testing
+
+@testable import Cellar
+
+/// A note with a weighted title, a body and an optional comment, searched through one full-text index.
+struct Memo: Model, Equatable {
+    var id: String
+    var title: String
+    var body: String
+    var comment: String?
+    var folder: String = "inbox"
+
+    static let schema = Schema<Memo>(indexes: [
+        .fullText(.field(\.title, weight: 2), .field(\.body), .field(\.comment)), .index(\.folder),
+    ])
+}
+
+@Suite("Search: full-text index")
+struct FullTextSearchTests {
+    let folder = TemporaryFolder()
+
+    func ids(_ query: Query<Memo>) throws -> [String] { try query.results().map(\.id) }
+
+    func seeded() throws -> Store {
+        let store = try folder.store([Memo.self])
+        try store.write { tx in
+            try tx.insert(Memo(id: "a", title: "Dog park", body: "We walked to the park with the dog."))
+            try tx.insert(Memo(id: "b", title: "Groceries", body: "Milk, bread, dog food, parsley."))
+            try tx.insert(Memo(id: "c", title: "Café", body: "The café by the park has great coffee.", comment: "Go!"))
+            try tx.insert(Memo(id: "d", title: "東京", body: "東京都の公園で犬と散歩した。", folder: "trips"))
+            try tx.insert(Memo(id: "e", title: "Empty", body: ""))
+        }
+        return store
+    }
+
+    @Test func wordsPhrasesPrefixesAndOperatorsFindTheRightRecords() throws {
+        let store = try seeded()
+        func found(_ text: String) throws -> Set<String> {
+            Set(try ids(store.objects(Memo.self).where(.matches(text))))
+        }
+        #expect(try found("dog") == ["a", "b"])
+        #expect(try found("DOG park") == ["a"])
+        #expect(try found("\"dog park\"") == ["a"])
+        #expect(try found("\"park dog\"").isEmpty)
+        #expect(try found("par*") == ["a", "b", "c"])
+        #expect(try found("cafe") == ["c"])
+        #expect(try found("coffee OR milk") == ["b", "c"])
+        #expect(try found("park NOT dog") == ["c"])
+        #expect(try found("公園") == ["d"])
+        #expect(try found("京都") == ["d"])
+        #expect(try found("犬") == ["d"])
+        #expect(try found("go") == ["c"])
+        #expect(try found("").isEmpty)
+        #expect(try found("zebra").isEmpty)
+    }
+
+    @Test func aPropertySearchLooksOnlyAtThatProperty() throws {
+        let store = try seeded()
+        #expect(try Set(ids(store.objects(Memo.self).where(.matches(\.title, "dog")))) == ["a"])
+        #expect(try Set(ids(store.objects(Memo.self).where(.matches(\.body, "dog")))) == ["a", "b"])
+        #expect(try Set(ids(store.objects(Memo.self).where(.matches(\.comment, "go")))) == ["c"])
+    }
+
+    @Test func resultsComeBestFirstAndAWeightCounts() throws {
+        let store = try folder.store([Memo.self])
+        try store.write { tx in
+            try tx.insert(Memo(id: "body", title: "x", body: "kayak"))
+            try tx.insert(Memo(id: "title", title: "kayak", body: "x"))
+            try tx.insert(Memo(id: "long", title: "y", body: "kayak " + String(repeating: "filler ", count: 50)))
+            for number in 0..<20 { try tx.insert(Memo(id: "other\(number)", title: "z", body: "nothing here")) }
+        }
+        // The title weighs twice the body; a long body dilutes its one match.
+        #expect(try ids(store.objects(Memo.self).where(.matches("kayak"))) == ["title", "body", "long"])
+        #expect(try ids(store.objects(Memo.self).where(.matches("kayak")).limit(1)) == ["title"])
+        #expect(try ids(store.objects(Memo.self).where(.matches("kayak")).offset(1).limit(1)) == ["body"])
+        // A sort of its own replaces the ranking.
+        #expect(
+            try ids(store.objects(Memo.self).where(.matches("kayak")).sorted(by: \.id)) == ["body", "long", "title"])
+        #expect(try store.objects(Memo.self).where(.matches("kayak")).explain().contains("best first"))
+    }
+
+    @Test func theIndexFollowsUpdatesAndDeletes() throws {
+        let store = try seeded()
+        try store.write { tx in
+            try tx.update(Memo(id: "a", title: "Cat park", body: "We walked to the park with the cat."))
+            try tx.delete(Memo.self, id: "b")
+            try tx.upsert(Memo(id: "f", title: "Dog", body: "A new dog."))
+        }
+        #expect(try Set(ids(store.objects(Memo.self).where(.matches("dog")))) == ["f"])
+        #expect(try Set(ids(store.objects(Memo.self).where(.matches("cat")))) == ["a"])
+        #expect(try Set(ids(store.objects(Memo.self).where(.matches("parsley")))).isEmpty)
+    }
+
+    @Test func aSearchCombinesWithAnIndexedEquality() throws {
+        let store = try seeded()
+        let query = store.objects(Memo.self).where(.matches("dog OR 犬") && \.folder == "trips")
+        #expect(try ids(query) == ["d"])
+        let plan = try query.explain()
+        #expect(plan.contains("full-text") || plan.contains("i/Memo.folder"), "\(plan)")
+    }
+
+    @Test func anIndexDeclaredLaterIsBuiltFromTheRecordsAndDroppedWhenUndeclared() throws {
+        struct Plain: Model {
+            var id: String
+            var title: String
+            var body: String
+            var comment: String?
+            var folder: String
+            static let schema = Schema<Plain>(name: "Memo")
+        }
+        do {
+            let store = try folder.store([Plain.self])
+            try store.write { tx in
+                try tx.insert(Plain(id: "a", title: "Dog park", body: "walk", comment: nil, folder: "x"))
+            }
+        }
+        do {
+            let store = try folder.store([Memo.self])
+            #expect(try ids(store.objects(Memo.self).where(.matches("dog"))) == ["a"])
+        }
+        do {
+            let store = try folder.store([Plain.self])
+            try store.read { snapshot in
+                let txn = try snapshot.lmdb
+                #expect(try txn.openDatabase(named: "t/Memo.title+body+comment") == nil)
+                #expect(try txn.openDatabase(named: "d/Memo.title+body+comment") == nil)
+            }
+        }
+    }
+}
