@@ -23,6 +23,8 @@ extension ReadScope {
             }
         }
         var primaryKeys = Set<[UInt8]>()
+        let fullTextIndexes = M.schema.fullTextIndexes
+        var fullTextChecks = zip(fullTextIndexes, info.fullText).map { FullTextCheck(name: $0.1.name) }
         for (key, bytes) in entries {
             let primaryKey = Array(key)
             primaryKeys.insert(primaryKey)
@@ -47,6 +49,13 @@ extension ReadScope {
                 let made = try targetKeys(link, of: value).map { ($0, false) }
                 checks[M.schema.indexes.count + position].add(made, of: primaryKey)
             }
+            for position in fullTextChecks.indices {
+                fullTextChecks[position].add(primaryKey: primaryKey, texts: fullTextIndexes[position].texts(of: value))
+            }
+        }
+        for (check, databases) in zip(fullTextChecks, info.fullText) {
+            try check.finish(
+                FullTextStorage(databases: databases, core: store.core), records: primaryKeys, in: txn, into: &problems)
         }
         let indexCount = M.schema.indexes.count
         for (position, database) in info.indexes.enumerated() {

@@ -166,13 +166,31 @@ extension Query {
     private func rankedInMemory(
         _ values: [M], ranking: (conjunct: Int, position: Int), in context: ReadScope, info: ModelInfo
     ) throws(StoreError) -> [M] {
+        guard
+            let scores = try searchScores(values, conjunct: ranking.conjunct, position: ranking.position, context, info)
+        else { return values }
+        return values.indices.sorted { scores[$0] != scores[$1] ? scores[$0] > scores[$1] : $0 < $1 }.map { values[$0] }
+    }
+
+    /// The BM25 score of each of `values` for the search of the first conjunct a full-text index answers; `nil` when
+    /// there is none.
+    func searchScores(_ values: [M], in context: ReadScope, info: ModelInfo) throws(StoreError) -> [Double]? {
+        guard let search = try searchConjunct(predicate?.node.conjuncts ?? [], info: info) else { return nil }
+        return try searchScores(values, conjunct: search.conjunct, position: search.position, context, info)
+    }
+
+    /// The score of each value for the search of `conjunct`, from each record's own texts and the index's statistics:
+    /// the same number the index's postings give, whichever way the query ran.
+    private func searchScores(
+        _ values: [M], conjunct: Int, position: Int, _ context: ReadScope, _ info: ModelInfo
+    ) throws(StoreError) -> [Double]? {
         let conjuncts = predicate?.node.conjuncts ?? []
-        guard case .condition(let condition) = conjuncts[ranking.conjunct], let query = condition.search else {
-            return values
-        }
-        let index = M.schema.fullTextIndexes[ranking.position]
+        guard conjunct < conjuncts.count, case .condition(let condition) = conjuncts[conjunct],
+            let query = condition.search
+        else { return nil }
+        let index = M.schema.fullTextIndexes[position]
         let columns = index.columns(for: condition.path)
-        let storage = FullTextStorage(databases: info.fullText[ranking.position], core: context.store.core)
+        let storage = FullTextStorage(databases: info.fullText[position], core: context.store.core)
         let txn = try context.lmdb
         let phrases = query.phrases
         var found: [Int] = []
@@ -190,7 +208,7 @@ extension Query {
         let ranking = BM25(
             documentCount: statistics.count, totalLength: statistics.totalLength, frequencies: found)
         let weights = index.weights
-        let scores = values.map { value in
+        return values.map { value in
             let document = DocumentTerms(texts: index.texts(of: value))
             let frequencies = phrases.map { phrase in
                 document.starts(of: phrase, columns: columns).reduce(0.0) { sum, start in
@@ -200,7 +218,14 @@ extension Query {
             }
             return ranking.score(length: document.length, frequencies: frequencies)
         }
-        return values.indices.sorted { scores[$0] != scores[$1] ? scores[$0] > scores[$1] : $0 < $1 }.map { values[$0] }
+    }
+
+    /// The search of the first conjunct a full-text index answers, for highlighting.
+    var firstSearch: SearchQuery? {
+        for node in predicate?.node.conjuncts ?? [] {
+            if case .condition(let condition) = node, let search = condition.search { return search }
+        }
+        return nil
     }
 
     /// The first conjunct that is a search a full-text index answers, with the index's position. A search of the
