@@ -56,6 +56,13 @@ private struct ModelCheck {
             return ["\(name): no records"]
         }
         var derived = derivedDatabases()
+        // Each full-text index, checked against its properties' texts as the stored records hold them.
+        // (Where a property is not a stored field by that name, the texts cannot be read without the type: the store's
+        // own `verifyIntegrity()` checks that index.)
+        let fullTextIndexes = model.schema.indexes.compactMap { index in
+            index.fullText.map { (index, $0) }
+        }.filter { index, _ in index.paths.allSatisfy { shape(at: $0) != nil } }
+        var fullTextChecks = fullTextIndexes.map { FullTextCheck(name: $0.0.database) }
         var primaryKeys = Set<[UInt8]>()
         var done = 0
         let total = model.recordCount
@@ -78,6 +85,13 @@ private struct ModelCheck {
                             + "\(error)")
                 }
             }
+            for (position, (index, _)) in fullTextIndexes.enumerated() {
+                let texts = index.paths.map { path -> String? in
+                    if case .string(let text) = value.value(at: path) { return text }
+                    return nil
+                }
+                fullTextChecks[position].add(primaryKey: primaryKey, texts: texts)
+            }
             return true
         }
         progress(name, done, total)
@@ -96,6 +110,22 @@ private struct ModelCheck {
                 try check.finish(
                     stored: stored, records: primaryKeys, targetExists: try targetExists(for: check, into: &problems),
                     into: &problems))
+        }
+        for ((index, fullText), check) in zip(fullTextIndexes, fullTextChecks) {
+            guard let postings = try txn.openDatabase(named: index.database),
+                let documents = try txn.openDatabase(named: fullText.documents)
+            else {
+                problems.add("the full-text index \(index.database) is missing")
+                continue
+            }
+            let storage = FullTextStorage(
+                databases: FullTextDatabases(name: index.database, postings: postings, documents: documents), core: core
+            )
+            let before = problems.total
+            try check.finish(storage, records: primaryKeys, in: txn, into: &problems)
+            lines.append(
+                "  full-text index \(index.database): "
+                    + (problems.total == before ? "agrees with the records' texts" : "disagrees with them"))
         }
         return lines
     }

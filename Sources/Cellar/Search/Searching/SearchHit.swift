@@ -64,6 +64,13 @@ public struct Snippet: Sendable, Hashable {
                 best = max(0, index - width + 1)
             }
         }
+        // The matches in the middle of their window: as many words before the first as after the last.
+        if let first = (best..<min(tokens.count, best + width)).first(where: { matched[$0] }),
+            let last = (best..<min(tokens.count, best + width)).last(where: { matched[$0] })
+        {
+            let slack = width - (last - first + 1)
+            best = max(0, min(tokens.count - width, first - (slack + 1) / 2))
+        }
         let window = tokens.isEmpty ? 0..<0 : best..<min(tokens.count, best + width)
         let lower =
             window.lowerBound == 0 || tokens.isEmpty ? full.startIndex : tokens[window.lowerBound].range.lowerBound

@@ -1,0 +1,203 @@
+import CellarMacros
+import Foundation
+import LMDB
+import Testing
+
+@testable import Cellar
+
+/// A cookbook that owns its recipes: deleting it deletes them, and their words leave the index.
+struct Cookbook: Model, Equatable {
+    var id: String
+    var title: String
+    var recipes: [Link<Recipe>] = []
+    static let schema = Schema<Cookbook>(links: [.link(\.recipes, deleteRule: .cascade, ownsTargets: true)])
+}
+
+struct Recipe: Model, Equatable {
+    var id: String
+    var title: String
+    var steps: String
+    static let schema = Schema<Recipe>(indexes: [.fullText(.field(\.title, weight: 3), .field(\.steps))])
+}
+
+/// The same recipes, read and written through `@Record`'s generated code.
+@Record
+struct RecordRecipe: Model, Equatable {
+    var id: String
+    var title: String
+    var steps: String
+    static let schema = Schema<RecordRecipe>(
+        name: "Recipe", indexes: [.fullText(.field(\.title, weight: 3), .field(\.steps))])
+}
+
+/// A full-text index where it meets the other features: delete rules, migrations, observation, read-only stores,
+/// `@Record`, the `cellar` tool, damaged files, and texts of every kind.
+@Suite("Search: with the other features")
+struct FullTextAcrossFeaturesTests {
+    let folder = TemporaryFolder()
+
+    func ids<M: Model>(_ query: Query<M>) throws -> [String] where M.ID == String { try query.results().map(\.id) }
+
+    func fill(_ store: Store) throws {
+        try store.write { tx in
+            let recipes = [
+                Recipe(id: "soup", title: "Miso soup", steps: "Heat the dashi, whisk in the miso, add tofu."),
+                Recipe(id: "curry", title: "カレー", steps: "玉ねぎを炒めて、カレールーを入れる。"),
+                Recipe(id: "kimchi", title: "김치찌개", steps: "김치를 볶고 물을 붓는다. Add tofu."),
+            ]
+            for recipe in recipes { try tx.insert(recipe) }
+            try tx.insert(Cookbook(id: "home", title: "Home", recipes: recipes.map(Link.init)))
+        }
+    }
+
+    @Test func aCascadingDeleteTakesTheRecipesWordsOutOfTheIndex() throws {
+        let store = try folder.store([Cookbook.self, Recipe.self])
+        try fill(store)
+        #expect(try Set(ids(store.objects(Recipe.self).where(.matches("tofu")))) == ["soup", "kimchi"])
+        try store.write { tx in try tx.delete(Cookbook.self, id: "home") }
+        #expect(try ids(store.objects(Recipe.self).where(.matches("tofu"))).isEmpty)
+        #expect(try store.verifyIntegrity().problems == [])
+    }
+
+    @Test func aMigrationThatRewritesTextRebuildsTheIndex() throws {
+        do { try fill(try folder.store([Cookbook.self, Recipe.self])) }
+        let store = try Store(
+            at: folder.url,
+            configuration: .init(
+                models: [Cookbook.self, Recipe.self], schemaVersion: 2,
+                migrations: [
+                    .to(2) { migration in
+                        try migration.enumerateRecords(ofType: "Recipe") { recipe in
+                            let steps = try recipe.value("steps", as: String.self) ?? ""
+                            try recipe.set("steps", to: steps.replacingOccurrences(of: "tofu", with: "seitan"))
+                        }
+                    }
+                ]))
+        #expect(try ids(store.objects(Recipe.self).where(.matches("tofu"))).isEmpty)
+        #expect(try Set(ids(store.objects(Recipe.self).where(.matches("seitan")))) == ["soup", "kimchi"])
+        #expect(try store.verifyIntegrity().problems == [])
+    }
+
+    @Test func anObserverOfASearchSeesANewMatchInItsPlace() async throws {
+        let store = try folder.store([Cookbook.self, Recipe.self])
+        try fill(store)
+        var changes = store.changes(of: store.objects(Recipe.self).where(.matches("tofu"))).makeAsyncIterator()
+        let initial = try #require(try await changes.next())
+        #expect(Set(initial.results.map(\.id)) == ["soup", "kimchi"])
+        try await store.write { tx in
+            try tx.insert(Recipe(id: "mapo", title: "Tofu tofu tofu", steps: "Mapo tofu."))
+            try tx.insert(Recipe(id: "bread", title: "Bread", steps: "Knead."))
+        }
+        let change = try #require(try await changes.next())
+        // The new recipe says tofu four times, in the title that weighs three: it comes first.
+        #expect(change.results.first?.id == "mapo")
+        #expect(change.results.count == 3)
+        #expect(change.insertions == [0])
+    }
+
+    @Test func aReadOnlyStoreAndRecordCodeSearchTheSameIndex() throws {
+        do { try fill(try folder.store([Cookbook.self, Recipe.self])) }
+        do {
+            let store = try Store(
+                at: folder.url, configuration: ReadOnlyStoreTests.readOnly([Cookbook.self, Recipe.self]))
+            #expect(try Set(ids(store.objects(Recipe.self).where(.matches("miso")))) == ["soup"])
+            #expect(try store.objects(Recipe.self).where(.matches("miso")).explain().contains("t/Recipe.title+steps"))
+        }
+        let store = try folder.store([RecordRecipe.self])
+        try store.write { tx in try tx.upsert(RecordRecipe(id: "soup", title: "Clear soup", steps: "No miso.")) }
+        #expect(try ids(store.objects(RecordRecipe.self).where(.matches(\.title, "clear"))) == ["soup"])
+        #expect(try ids(store.objects(RecordRecipe.self).where(.matches(\.title, "miso"))).isEmpty)
+        #expect(try store.verifyIntegrity().problems == [])
+    }
+
+    @Test func theToolListsAndChecksTheIndex() throws {
+        do { try fill(try folder.store([Cookbook.self, Recipe.self])) }
+        let info = try CellarToolTests.cellar("info", folder.url.path)
+        #expect(info.output.contains("full-text index t/Recipe.title+steps"), "\(info.output)")
+        let verify = try CellarToolTests.cellar("verify", folder.url.path)
+        #expect(verify.status == 0, "\(verify.output)")
+    }
+
+    @Test func textsOfEveryKindAreFoundAndNoneBreaksTheIndex() throws {
+        let store = try folder.store([Memo.self])
+        let long = (0..<120_000).map { $0 % 1_000 == 999 ? "needle" : "haystack\($0 % 17)" }.joined(separator: " ")
+        try store.write { tx in
+            try tx.insert(Memo(id: "ja", title: "日本語", body: "東京スカイツリーに行きました。とても高いです。"))
+            try tx.insert(Memo(id: "ko", title: "한국어", body: "서울에서 맛있는 비빔밥을 먹었어요."))
+            try tx.insert(Memo(id: "zh", title: "中文", body: "我们在北京吃了烤鸭。"))
+            try tx.insert(Memo(id: "mixed", title: "Trip", body: "Tokyo東京 trip with カメラ and 🍣 sushi!"))
+            try tx.insert(Memo(id: "emoji", title: "🎉🎉", body: "👍🏽 party 🍕"))
+            try tx.insert(Memo(id: "empty", title: "", body: "", comment: ""))
+            try tx.insert(Memo(id: "long", title: "Long", body: long))
+        }
+        #expect(long.utf8.count > 1_000_000)
+        func found(_ text: String) throws -> Set<String> {
+            Set(try ids(store.objects(Memo.self).where(.matches(text))))
+        }
+        #expect(try found("スカイツリー") == ["ja"])
+        #expect(try found("高い") == ["ja"])
+        #expect(try found("비빔밥") == ["ko"])
+        #expect(try found("서울") == ["ko"])
+        #expect(try found("北京") == ["zh"])
+        #expect(try found("烤鸭") == ["zh"])
+        #expect(try found("東京") == ["ja", "mixed"])
+        #expect(try found("tokyo") == ["mixed"])
+        #expect(try found("🍣 OR 🍕") == ["mixed", "emoji"])
+        #expect(try found("👍") == ["emoji"])
+        #expect(try found("needle") == ["long"])
+        #expect(try found("\"haystack15 needle\"") == ["long"])
+        let hit = try #require(try store.objects(Memo.self).where(.matches("needle")).searchResults().first)
+        let snippet = hit.snippet(of: \.body, words: 5)
+        #expect(snippet.marked().contains("[needle]"))
+        #expect(snippet.isCutAtStart && snippet.isCutAtEnd)
+        #expect(try store.verifyIntegrity().problems == [])
+        try store.write { tx in
+            try tx.update(Memo(id: "long", title: "Long", body: "short now"))
+            try tx.delete(Memo.self, id: "ja")
+        }
+        #expect(try found("needle").isEmpty)
+        #expect(try found("東京") == ["mixed"])
+        #expect(try store.verifyIntegrity().problems == [])
+    }
+
+    @Test func snippetsMarkTheMatchedWords() throws {
+        let store = try folder.store([Memo.self])
+        try store.write { tx in
+            try tx.insert(
+                Memo(id: "a", title: "Walk", body: "Yesterday we walked all the way to the big dog park by the river."))
+            try tx.insert(Memo(id: "b", title: "京都", body: "東京都の公園"))
+        }
+        let hit = try #require(try store.objects(Memo.self).where(.matches("\"dog park\"")).searchResults().first)
+        #expect(hit.score > 0)
+        #expect(hit.snippet(of: \.body, words: 6).marked() == "…the big [dog] [park] by the…")
+        #expect(hit.snippet(of: \.comment) == nil)
+        let japanese = try #require(try store.objects(Memo.self).where(.matches(\.body, "東京")).searchResults().first)
+        #expect(japanese.snippet(of: \.body).marked() == "[東京]都の公園")
+    }
+
+    @Test func aDamagedBlockIsReportedAndASearchThrowsInWords() throws {
+        let store = try folder.store([Memo.self])
+        try store.write { tx in
+            for number in 0..<50 { try tx.insert(Memo(id: "m\(number)", title: "dog", body: "park \(number)")) }
+        }
+        try store.write { tx in
+            let info = try store.info(for: Memo.self)
+            let txn = try tx.writable
+            var keys: [[UInt8]] = []
+            try txn.walk(info.fullText[0].postings) { entry in
+                if PostingBlock.parse(key: entry.key) != nil, entry.key.starts(with: Array("dog".utf8)) {
+                    keys.append(Array(entry.key))
+                }
+                return true
+            }
+            for key in keys { try txn.put(info.fullText[0].postings, key: key, value: [0xFF, 0xFF, 0x01]) }
+        }
+        let problems = try store.verifyIntegrity().problems
+        #expect(
+            problems.contains { $0.contains("full-text index t/Memo.title+body+comment") && $0.contains("damaged") })
+        #expect(throws: StoreError.self) { try store.objects(Memo.self).where(.matches("dog")).results() }
+        let verify = try CellarToolTests.cellar("verify", folder.url.path)
+        #expect(verify.status != 0 && verify.output.contains("t/Memo.title+body+comment"), "\(verify.output)")
+        #expect(try Set(ids(store.objects(Memo.self).where(.matches("\"park 7\"")))) == ["m7"])
+    }
+}
