@@ -68,6 +68,7 @@ extension Query {
         }
         let conjuncts = predicate?.node.conjuncts ?? []
         let search = try searchConjunct(conjuncts, info: info)
+        if search != nil { try context.prepareFullTextRead(info) }
         /// A condition an index answers; `position` is `nil` for a condition on the id, answered by the records.
         typealias Candidate = (condition: Comparison<M>, position: Int?, ranges: [KeyRange], conjunct: Int)
         var candidates: [Candidate] = []
@@ -176,6 +177,7 @@ extension Query {
     /// there is none.
     func searchScores(_ values: [M], in context: ReadScope, info: ModelInfo) throws(StoreError) -> [Double]? {
         guard let search = try searchConjunct(predicate?.node.conjuncts ?? [], info: info) else { return nil }
+        try context.prepareFullTextRead(info)
         return try searchScores(values, conjunct: search.conjunct, position: search.position, context, info)
     }
 

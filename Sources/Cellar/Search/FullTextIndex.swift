@@ -91,10 +91,13 @@ extension Index {
 /// write needs no generic code, and the databases it keeps.
 struct FullTextMaker {
     let storage: FullTextStorage
+    /// The postings of the records this transaction adds, not written yet.
+    let buffer: FullTextBuffer
     let texts: (UnsafeRawPointer) -> [String?]
 
     init<M: Model>(_ index: FullTextIndex<M>, storage: FullTextStorage) {
         self.storage = storage
+        self.buffer = FullTextBuffer(storage: storage)
         self.texts = { record in index.texts(of: record.assumingMemoryBound(to: M.self).pointee) }
     }
 }

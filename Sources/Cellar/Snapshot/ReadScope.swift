@@ -44,6 +44,10 @@ public class ReadScope {
     /// The key dictionary this scope decodes `info`'s records with.
     func dictionary(for info: ModelInfo) throws(StoreError) -> KeyDictionary { info.dictionary }
 
+    /// Makes the full-text indexes of `info`'s model whole before a search reads them: a write transaction writes
+    /// the postings it keeps in memory.
+    func prepareFullTextRead(_ info: ModelInfo) throws(StoreError) {}
+
     /// Reads the dictionary again from the file, after a record named a tag this process had not seen.
     func reloadDictionary(for info: ModelInfo) throws(StoreError) -> KeyDictionary { try storedDictionary(for: info) }
 

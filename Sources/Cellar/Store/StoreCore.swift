@@ -503,7 +503,7 @@ final class StoreCore: Sendable {
         fullText: [(FullTextIndex<M>, FullTextDatabases)] = []
     ) throws {
         let decoder = RecordDecoder()
-        let searchable = fullText.map { ($0.0, FullTextStorage(databases: $0.1, core: self)) }
+        let searchable = fullText.map { ($0.0, FullTextBuffer(storage: FullTextStorage(databases: $0.1, core: self))) }
         let writer = IndexWriter(model: model, core: self)
         // An index declared twice (`.index(\.age)` twice, or two indexes given one name) has one database: it is
         // filled once, as the writes keep it.
@@ -549,8 +549,8 @@ final class StoreCore: Sendable {
                 if linkLoads[position].isFull { try linkLoads[position].write(to: database, writer: writer, in: txn) }
                 position += 1
             }
-            for (index, storage) in searchable {
-                try storage.add(primaryKey: primaryKey, texts: index.texts(of: value), in: txn)
+            for (index, buffer) in searchable {
+                try buffer.add(primaryKey: primaryKey, texts: index.texts(of: value), in: txn)
             }
             return true
         }
@@ -560,6 +560,7 @@ final class StoreCore: Sendable {
         for (position, database) in links.map(\.1).enumerated() {
             try linkLoads[position].write(to: database, writer: writer, in: txn)
         }
+        for (_, buffer) in searchable { try buffer.write(in: txn) }
     }
 }
 

@@ -66,7 +66,7 @@ public final class WriteTransaction: ReadScope {
             let txn = try writable
             for index in state.fullText {
                 let texts = withUnsafePointer(to: &value) { index.texts(UnsafeRawPointer($0)) }
-                try index.storage.add(primaryKey: key, texts: texts, in: txn)
+                try index.buffer.add(primaryKey: key, texts: texts, in: txn)
             }
         }
         try apply(plan, primaryKey: key, state: state)
@@ -203,7 +203,10 @@ public final class WriteTransaction: ReadScope {
         guard deleted else { return false }
         if damaged {
             try removeDerivedEntries(pointingTo: key, state: state)
-            for index in state.fullText { try index.storage.remove(primaryKey: key, texts: nil, in: txn) }
+            for index in state.fullText {
+                try index.buffer.write(in: txn)
+                try index.storage.remove(primaryKey: key, texts: nil, in: txn)
+            }
         } else {
             let plan = try planWrite(old: old, new: nil, primaryKey: key, state: state, followOwnership: false)
             try apply(plan, primaryKey: key, state: state)
@@ -415,10 +418,14 @@ public final class WriteTransaction: ReadScope {
         if !plan.fullTextChanges.isEmpty {
             let txn = try writable
             for change in plan.fullTextChanges {
-                let storage = state.fullText[change.position].storage
+                let (storage, buffer) = (
+                    state.fullText[change.position].storage, state.fullText[change.position].buffer
+                )
+                // A record already stored is edited in the blocks, after the buffered ones are written.
+                if change.old != nil, !buffer.isEmpty { try buffer.write(in: txn) }
                 switch (change.old, change.new) {
                 case (let old?, let new?): try storage.update(primaryKey: primaryKey, old: old, new: new, in: txn)
-                case (nil, let new?): try storage.add(primaryKey: primaryKey, texts: new, in: txn)
+                case (nil, let new?): try buffer.add(primaryKey: primaryKey, texts: new, in: txn)
                 case (let old?, nil): try storage.remove(primaryKey: primaryKey, texts: old, in: txn)
                 case (nil, nil): break
                 }
@@ -615,6 +622,7 @@ public final class WriteTransaction: ReadScope {
     /// Writes what the transaction kept in memory (sequence values, the change log) before the commit.
     func flush() throws(StoreError) {
         try collectOrphans()
+        try writeFullTextBuffers()
         try checkAddedLinks()
         try trackSyncChanges()
         let txn = try writable
@@ -629,6 +637,17 @@ public final class WriteTransaction: ReadScope {
                 throw lmdbError(error, "write")
             }
         }
+    }
+
+    /// Writes the postings kept in memory, of `info`'s model or of every model, before the index is read or edited.
+    func writeFullTextBuffers(of info: ModelInfo? = nil) throws(StoreError) {
+        for state in states.values where info.map({ state.info === $0 }) ?? true {
+            for index in state.fullText where !index.buffer.isEmpty { try index.buffer.write(in: try writable) }
+        }
+    }
+
+    override func prepareFullTextRead(_ info: ModelInfo) throws(StoreError) {
+        try writeFullTextBuffers(of: info)
     }
 
     /// Called after a successful commit: key dictionaries this transaction extended become everyone's.

@@ -89,13 +89,28 @@ struct FullTextStorage {
         statistics.next += 1
         statistics.count += 1
         statistics.totalLength += UInt64(terms.length)
-        try put(documents, Self.statisticsKey, statistics.bytes, txn)
-        try put(documents, Self.documentKey(document), Varint.encode(UInt64(terms.length)) + primaryKey, txn)
-        try put(documents, primaryKey, Self.bigEndian(document), txn)
+        try putStatistics(statistics, in: txn)
+        try putDocument(document, primaryKey: primaryKey, length: terms.length, in: txn)
         for (term, occurrences) in terms.occurrences {
             try append(Posting(document: document, occurrences: occurrences), term: term, txn)
             try changeFrequency(of: term, by: 1, txn)
         }
+    }
+
+    func putStatistics(_ statistics: Statistics, in txn: LMDB.WriteTransaction) throws(StoreError) {
+        try put(documents, Self.statisticsKey, statistics.bytes, txn)
+    }
+
+    /// Writes both entries of a document: its number → its length and record, the record → its number.
+    func putDocument(_ document: UInt64, primaryKey: [UInt8], length: Int, in txn: LMDB.WriteTransaction)
+        throws(StoreError)
+    {
+        try put(documents, Self.documentKey(document), Varint.encode(UInt64(length)) + primaryKey, txn)
+        try put(documents, primaryKey, Self.bigEndian(document), txn)
+    }
+
+    func putBlock(key: [UInt8], _ block: [UInt8], in txn: LMDB.WriteTransaction) throws(StoreError) {
+        try put(postings, key, block, txn)
     }
 
     /// Removes a record's document, whose texts were `texts`; `nil` when they cannot be read (a damaged record): its
@@ -195,7 +210,7 @@ struct FullTextStorage {
     }
 
     /// The key, first document and bytes (copied) of the term's last block.
-    private func lastBlock(of term: [UInt8], _ txn: LMDB.WriteTransaction) throws(StoreError)
+    func lastBlock(of term: [UInt8], _ txn: LMDB.WriteTransaction) throws(StoreError)
         -> (key: [UInt8], first: UInt64, block: [UInt8])?
     {
         do {
@@ -292,7 +307,7 @@ struct FullTextStorage {
         }
     }
 
-    private func changeFrequency(of term: [UInt8], by change: Int, _ txn: LMDB.WriteTransaction) throws(StoreError) {
+    func changeFrequency(of term: [UInt8], by change: Int, _ txn: LMDB.WriteTransaction) throws(StoreError) {
         let count = try documentFrequency(of: term, txn)
         let changed = change < 0 ? count - min(count, UInt64(-change)) : count + UInt64(change)
         if changed == 0 {

@@ -65,8 +65,12 @@ enum PostingBlock {
 
     static func appendPosting(_ posting: Posting, after previous: UInt64, to bytes: inout [UInt8]) {
         Varint.append(posting.document - previous, to: &bytes)
+        appendOccurrences(posting.occurrences, to: &bytes)
+    }
+
+    /// A posting's occurrences: for each column, `count << 4 | column` and the positions' distances; then `0`.
+    static func appendOccurrences(_ occurrences: [UInt64], to bytes: inout [UInt8]) {
         var index = 0
-        let occurrences = posting.occurrences
         while index < occurrences.count {
             let column = occurrences[index] >> 32
             var end = index
