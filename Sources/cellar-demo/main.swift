@@ -28,6 +28,17 @@ struct Chore: Model {
         indexes: [.index(\.tags), .index(\.title, options: [.caseInsensitive, .diacriticInsensitive])])
 }
 
+/// The same list as a search screen searches it: words in any case and accent, Japanese without spaces, the best
+/// matches first, a title counting twice its notes.
+struct Todo: Model {
+    var id: Int64 = 0
+    var title: String
+    var notes: String
+    var list: String
+    static let schema = Schema<Todo>(
+        autoIncrement: true, indexes: [.fullText(.field(\.title, weight: 2), .field(\.notes)), .index(\.list)])
+}
+
 /// The relationship stories' models, in a store of their own.
 enum Family {
     struct Person: Model {
@@ -517,6 +528,34 @@ do {
     say(
         "done by query: \(try chores.write { tx in try tx.delete(tx.objects(Chore.self).where(.contains(\.tags, "home"))) }) chores deleted"
     )
+
+    heading("Searching the to-do list, in English and Japanese")
+    let todos = try Store(at: folder.appendingPathComponent("todos"), configuration: .init(models: [Todo.self]))
+    try todos.write { tx in
+        try tx.insert(
+            Todo(title: "Book the café", notes: "A table for four near the park, on Friday evening", list: "home"))
+        try tx.insert(Todo(title: "Walk the dog", notes: "A long walk in the dog park before the rain", list: "home"))
+        try tx.insert(
+            Todo(title: "Parking permit", notes: "Renew the residents' parking permit online", list: "errands"))
+        try tx.insert(Todo(title: "牛乳を買う", notes: "帰りにスーパーで牛乳と卵を買う", list: "errands"))
+        try tx.insert(Todo(title: "東京の友達に電話", notes: "来週の京都旅行について話す", list: "home"))
+        for (title, notes) in [
+            ("Pay the rent", "Before the first of the month"), ("Call the plumber", "The kitchen tap drips"),
+            ("Return the books", "Three novels, due on Monday"), ("Fix the bike", "A new chain and brakes"),
+            ("Plan the garden", "Tomatoes, basil and beans this year"),
+        ] {
+            try tx.insert(Todo(title: title, notes: notes, list: "home"))
+        }
+    }
+    for text in ["park", "par*", "\"dog park\"", "CAFE OR 牛乳", "京都", "park NOT dog"] {
+        let hits = try todos.objects(Todo.self).where(.matches(text)).searchResults()
+        let found = hits.map { hit in
+            "\(hit.value.title) (\((hit.score * 100).rounded() / 100)): \(hit.snippet(of: \.notes, words: 6).marked())"
+        }
+        say("\(text) → " + (found.isEmpty ? "nothing" : found.joined(separator: "; ")))
+    }
+    let atHome = todos.objects(Todo.self).where(.matches("park") && \.list == "home")
+    say("park, at home: \(try atHome.results().map(\.title)) (\(try atHome.explain()))")
 
     heading("Async writes run on the store's writer queue")
     let ids = try await withThrowingTaskGroup(of: Int64.self) { group in

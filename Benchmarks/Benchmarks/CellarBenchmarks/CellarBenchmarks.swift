@@ -133,6 +133,7 @@ func repeatedConfiguration() -> Benchmark.Configuration {
 
 let benchmarks: @Sendable () -> Void = {
     OtherProcessWriter.runIfAsked()
+    SearchSizes.runIfAsked()
     Benchmark.defaultConfiguration = .init(
         metrics: [.wallClock, .throughput], timeUnits: .microseconds, warmupIterations: min(iterations, 1),
         maxDuration: .seconds(5), maxIterations: iterations)
@@ -318,4 +319,5 @@ let benchmarks: @Sendable () -> Void = {
     relationBenchmarks()
     migrationBenchmarks()
     observationBenchmarks()
+    searchBenchmarks()
 }

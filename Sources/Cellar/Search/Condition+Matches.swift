@@ -42,3 +42,14 @@ extension Condition {
         }
     }
 }
+
+extension QueryField where V == String {
+    /// The text matches the full-text search `query` (`$0.body.matches("dog park")`): see
+    /// `Condition.matches(_:_:)`.
+    public func matches(_ query: String) -> Condition<M> { .matches(keyPath, query) }
+}
+
+extension QueryField where V == String? {
+    /// The optional text matches the full-text search `query`; `nil` matches nothing.
+    public func matches(_ query: String) -> Condition<M> { .matches(keyPath, query) }
+}

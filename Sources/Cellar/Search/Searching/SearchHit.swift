@@ -8,6 +8,18 @@ public struct SearchHit<M: Model>: Sendable {
     public let score: Double
     let query: SearchQuery?
 
+    init(value: M, score: Double, query: SearchQuery?) {
+        self.value = value
+        self.score = score
+        self.query = query
+    }
+
+    /// A record found by the search `query` elsewhere (a `LiveResults` of the search, say), for its snippets: the
+    /// words of `query` are the ones highlighted. Its `score` is `0`.
+    public init(_ value: M, searching query: String) {
+        self.init(value: value, score: 0, query: SearchQuery(query))
+    }
+
     /// A window of about `words` words of the text at `path`, the one holding the most matched words, with those
     /// words' ranges.
     public func snippet(of path: KeyPath<M, String> & Sendable, words: Int = 12) -> Snippet {
