@@ -64,7 +64,7 @@ struct StoredFullText: Hashable, Sendable, Codable {
 
     /// The tokenizer of this version: words folded for case and diacritics, pairs of characters for scripts without
     /// spaces, emoji.
-    static let tokenizer = "words-cd+pairs+emoji/1"
+    static let tokenizer = "words-cd+pairs+emoji/1, postings/1"
 }
 
 extension Index {

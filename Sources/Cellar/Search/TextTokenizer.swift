@@ -124,6 +124,8 @@ enum TextTokenizer {
         // The run of a script without spaces: each character's scalars and where it starts.
         var run: [(scalars: [Unicode.Scalar], start: String.Index)] = []
         var runEnd = scalars.startIndex
+        // The term of a word, in one buffer from word to word: a consumer that does not keep it makes no copy.
+        var term: [UInt8] = []
 
         func endWord(at end: String.Index) throws {
             defer {
@@ -131,7 +133,9 @@ enum TextTokenizer {
                 word.removeAll(keepingCapacity: true)
                 wordIsASCII = true
             }
-            guard let start = wordStart, let term = fold(word, isASCII: wordIsASCII) else { return }
+            guard let start = wordStart else { return }
+            fold(word, isASCII: wordIsASCII, into: &term)
+            guard !term.isEmpty else { return }
             try body(Token(term: term, position: position, range: start..<end, kind: .word))
             position += 1
         }
@@ -198,23 +202,22 @@ enum TextTokenizer {
         try endRun()
     }
 
-    /// A word's term: ASCII lowercased; anything else folded as `folding` says, in composed form (NFC), so that
-    /// the same word typed either way has the same bytes. Cut to `maxTermBytes`; `nil` when nothing is left.
-    private static func fold(_ word: [Unicode.Scalar], isASCII: Bool) -> [UInt8]? {
-        var term: [UInt8]
+    /// A word's term, in `term`: ASCII lowercased; anything else folded as `folding` says, in composed form (NFC),
+    /// so that the same word typed either way has the same bytes. Cut to `maxTermBytes`; empty when nothing is left.
+    private static func fold(_ word: [Unicode.Scalar], isASCII: Bool, into term: inout [UInt8]) {
+        term.removeAll(keepingCapacity: true)
         if isASCII {
-            term = word.map { scalar in
+            for scalar in word {
                 let byte = UInt8(truncatingIfNeeded: scalar.value)
-                return (0x41...0x5A).contains(byte) ? byte | 0x20 : byte
+                term.append((0x41...0x5A).contains(byte) ? byte | 0x20 : byte)
             }
         } else {
             var text = String.UnicodeScalarView()
             text.append(contentsOf: word)
             let folded = String(text).folding(options: folding, locale: nil)
-            term = Array(folded.precomposedStringWithCanonicalMapping.utf8)
+            term.append(contentsOf: folded.precomposedStringWithCanonicalMapping.utf8)
         }
         cut(&term)
-        return term.isEmpty ? nil : term
     }
 
     /// A character of a script without spaces, composed (NFC) when it carries a mark, and not folded.

@@ -28,12 +28,13 @@ struct PostingList {
             guard !overflow else { return false }
             document = sum
             let before = occurrences.count
-            while true {
+            var more = true
+            while more {
                 guard let head = reader.next() else { return false }
-                if head == 0 { break }
-                let column = head & 0xF
-                let positions = head >> 4
-                guard positions <= UInt64(block.count) else { return false }
+                let column = head >> 1 & 0xF
+                let positions = head >> 5
+                more = head & 1 == 1
+                guard positions > 0, positions <= UInt64(block.count) else { return false }
                 let kept = columns & (1 << UInt32(column)) != 0
                 var position: UInt64 = 0
                 for _ in 0..<positions {

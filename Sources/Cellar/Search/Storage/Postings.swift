@@ -11,14 +11,16 @@ struct Posting: Equatable {
 /// The postings of a term, kept in blocks of about `targetBytes`: the key is the term, `0x00` and the first
 /// document's number (8 bytes, big-endian); the value is a varint count, the last document's distance from the
 /// first, then each posting: its document's distance from the one before (the first: 0), then for each column it
-/// occurs in a varint `count << 4 | column` and the positions' distances from the one before, then a `0`.
+/// occurs in a varint `count << 5 | column << 1 | more` and the positions' distances from the one before (`more` says
+/// whether another column follows).
 ///
 /// Beside the blocks, the key made of the term and `0x00` alone holds the number of documents that contain the term (a
 /// varint), for ranking. Documents are numbered in the order they were indexed, so a new document's postings go at
 /// the end of each of its terms' last block.
 enum PostingBlock {
     /// The size a block grows to before a new one starts; a single posting larger than that has a block of its own.
-    static let targetBytes = 1_000
+    /// Three blocks of a short word fill a page of 4 KiB: LMDB keeps a value of up to about 2 KiB on its key's page.
+    static let targetBytes = 1_300
     /// The most properties one full-text index covers: a column is four bits.
     static let maxColumns = 16
 
@@ -68,14 +70,16 @@ enum PostingBlock {
         appendOccurrences(posting.occurrences, to: &bytes)
     }
 
-    /// A posting's occurrences: for each column, `count << 4 | column` and the positions' distances; then `0`.
+    /// A posting's occurrences: for each column they are in, a varint `count << 5 | column << 1 | more` (`more`: 1
+    /// when another column's group follows) and the positions' distances from the one before.
     static func appendOccurrences(_ occurrences: [UInt64], to bytes: inout [UInt8]) {
         var index = 0
         while index < occurrences.count {
             let column = occurrences[index] >> 32
             var end = index
             while end < occurrences.count, occurrences[end] >> 32 == column { end += 1 }
-            Varint.append(UInt64(end - index) << 4 | column, to: &bytes)
+            let more: UInt64 = end < occurrences.count ? 1 : 0
+            Varint.append(UInt64(end - index) << 5 | column << 1 | more, to: &bytes)
             var last: UInt64 = 0
             for occurrence in occurrences[index..<end] {
                 let position = occurrence & 0xFFFF_FFFF
@@ -84,7 +88,6 @@ enum PostingBlock {
             }
             index = end
         }
-        bytes.append(0)
     }
 
     /// The postings of a block whose first document is `first`; `nil` when the bytes are not a block.
@@ -100,12 +103,13 @@ enum PostingBlock {
             guard !overflow else { return nil }
             document = sum
             var occurrences: [UInt64] = []
-            while true {
+            var more = true
+            while more {
                 guard let head = reader.next() else { return nil }
-                if head == 0 { break }
-                let column = head & 0xF
-                let positions = head >> 4
-                guard positions <= UInt64(block.count) else { return nil }
+                let column = head >> 1 & 0xF
+                let positions = head >> 5
+                more = head & 1 == 1
+                guard positions > 0, positions <= UInt64(block.count) else { return nil }
                 var position: UInt64 = 0
                 for _ in 0..<positions {
                     guard let step = reader.next() else { return nil }
