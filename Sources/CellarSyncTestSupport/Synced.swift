@@ -23,7 +23,9 @@ public enum Synced {
         public var tags: [String]
         public var rank: Int64
         public var folder: Link<Folder>?
-        public static let schema = Schema<Card>(indexes: [.index(\.rank)], links: [.link(\.folder)])
+        /// A full-text index too, so that every sync test keeps one in step with what devices pull.
+        public static let schema = Schema<Card>(
+            indexes: [.index(\.rank), .fullText(.field(\.title, weight: 2), .field(\.body))], links: [.link(\.folder)])
 
         public init(
             id: String, title: String, body: String? = nil, tags: [String] = [], rank: Int64 = 0,

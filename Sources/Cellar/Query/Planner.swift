@@ -48,9 +48,14 @@ extension Query {
     func plan(info: ModelInfo, context: ReadScope) throws(StoreError) -> QueryPlan {
         if let linkFilter {
             // Following the link is the query's restriction; it drives, and everything else is checked per record.
-            return QueryPlan(
-                access: .backlinks(position: try linkFilter.position.get()), isOrdered: ordering.isEmpty,
-                isDescending: false, driver: nil, indexDecides: false)
+            // A search among the conditions ranks the records found, unless the query sorts them.
+            let search = try searchConjunct(predicate?.node.conjuncts ?? [], info: info)
+            if search != nil { try context.prepareFullTextRead(info) }
+            var plan = QueryPlan(
+                access: .backlinks(position: try linkFilter.position.get()),
+                isOrdered: ordering.isEmpty && search == nil, isDescending: false, driver: nil, indexDecides: false)
+            if let search, ordering.isEmpty { plan.ranking = (search.conjunct, search.position) }
+            return plan
         }
         let indexes = M.schema.indexes
         // The id's key is the record's key: the records database is an index on it.
@@ -97,7 +102,7 @@ extension Query {
                     fewest,
                     try Self.countEntries(
                         in: candidate.position.map { info.indexes[$0] } ?? info.records, ranges: candidate.ranges,
-                        txn: txn, context: context, cap: 512))
+                        txn: txn, context: context, cap: estimate))
             }
             if fewest >= estimate || candidates.isEmpty {
                 return QueryPlan(
@@ -564,8 +569,9 @@ extension Query {
                     let storage = FullTextStorage(databases: info.fullText[position], core: context.store.core)
                     // Only the best are ranked in full when the search alone decides the page.
                     let limit =
-                        plan.indexDecides && plan.isOrdered && distinctKey == nil
-                        ? limitCount.map { $0.addingReportingOverflow(skipCount).partialValue } : nil
+                        plan.indexDecides && plan.isOrdered && distinctKey == nil && exclusions.isEmpty
+                        ? limitCount.map { $0.addingReportingOverflow(skipCount).overflow ? .max : $0 + skipCount }
+                        : nil
                     let ranked = try storage.search(
                         search.query, columns: search.columns, weights: search.weights, limit: limit, in: txn)
                     for document in ranked {

@@ -43,6 +43,12 @@ struct FullTextIndex<M: Model>: Sendable {
 
     var weights: [Double] { fields.map(\.weight) }
 
+    /// What the stored postings depend on: the tokenizer and the properties, in column order. An index stored with
+    /// another definition is built again at open (weights only rank, and may change freely).
+    var definition: [UInt8] {
+        Array((StoredFullText.tokenizer + "|" + fields.map(\.name).joined(separator: ",")).utf8)
+    }
+
     /// The index as the stored schema describes it.
     func descriptor(model: String) -> StoredIndex {
         StoredIndex(

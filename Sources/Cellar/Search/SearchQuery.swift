@@ -167,6 +167,14 @@ struct SearchQuery: Sendable, Hashable {
                     position += 1
                     continue
                 }
+                if lexeme == .not {
+                    // `dog AND NOT cat` takes cat from what came before; `NOT cat` with nothing before stands for
+                    // nothing.
+                    position += 1
+                    guard let excluded = parsePrimary() else { continue }
+                    if let kept = nodes.popLast() { nodes.append(.not(kept, excluded)) }
+                    continue
+                }
                 if let node = parseNot() { nodes.append(node) }
             }
             return nodes.count > 1 ? .and(nodes) : nodes.first

@@ -465,13 +465,18 @@ final class StoreCore: Sendable {
             if isNew.last == true { try txn.empty(database) }
             databases.append(database)
         }
-        // A full-text index whose postings or documents are new is built again whole, both emptied.
+        // A full-text index whose postings or documents are new, or stored with another definition (tokenizer,
+        // properties), is built again whole, both emptied.
         var fullTextIsNew: [Bool] = []
-        for pair in stride(from: keyedCount, to: declared.count - 1, by: 2) {
-            let new = isNew[pair] || isNew[pair + 1]
-            if new && !(isNew[pair] && isNew[pair + 1]) {
+        let definitions = M.schema.fullTextIndexes.map(\.definition)
+        for (number, pair) in stride(from: keyedCount, to: declared.count - 1, by: 2).enumerated() {
+            var new = isNew[pair] || isNew[pair + 1]
+            let stored = try txn.get(databases[pair + 1], key: FullTextStorage.definitionKey)
+            if !new, stored.map({ !$0.elementsEqual(definitions[number]) }) ?? true { new = true }
+            if new {
                 try txn.empty(databases[pair])
                 try txn.empty(databases[pair + 1])
+                try txn.put(databases[pair + 1], key: FullTextStorage.definitionKey, value: definitions[number])
             }
             fullTextIsNew.append(new)
         }
@@ -480,7 +485,7 @@ final class StoreCore: Sendable {
         let links = Array(databases[indexCount..<keyedCount])
         let fullText = Array(databases[keyedCount...])
         // A rebuild with no derived databases still decodes every record: that is what checks a migration.
-        if isNew.contains(true) || rebuild {
+        if isNew.contains(true) || fullTextIsNew.contains(true) || rebuild {
             let schema = M.schema
             let searchable = Self.pairs(fullText, names: registration.fullTextDatabases)
             try build(

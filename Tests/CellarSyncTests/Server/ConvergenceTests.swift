@@ -188,9 +188,14 @@ struct ConvergenceTests {
             try #require(parts.count == 3)
             server["\(parts[0]) \(parts[1])"] = try JSONDecoder().decode(JSONValue.self, from: Data(parts[2].utf8))
         }
+        // A search finds the same cards on every device: each one's full-text index follows what it pulled.
+        var searched: Set<String>?
         for device in devices {
             let contents = try device.contents()
             #expect(contents.keys.sorted() == server.keys.sorted())
+            let found = Set(try await device.store.objects(Card.self).where(.matches("t1* OR body")).results().map(\.id))
+            #expect(searched == nil || searched == found)
+            searched = found
             for (key, value) in contents { #expect(server[key] == value, "\(key)") }
             let report = try await device.store.verifyIntegrity()
             #expect(report.problems.isEmpty, "\(report.problems)")

@@ -14,7 +14,9 @@ struct CardV2: Model, Equatable {
     var rank: Int64
     var folder: Link<Synced.Folder>?
     var priority: Int
-    static let schema = Schema<CardV2>(name: "Card", indexes: [.index(\.rank)], links: [.link(\.folder)])
+    static let schema = Schema<CardV2>(
+        name: "Card", indexes: [.index(\.rank), .fullText(.field(\.title, weight: 2), .field(\.body))],
+        links: [.link(\.folder)])
         .property(\.priority, default: 3)
 }
 

@@ -151,4 +151,41 @@ struct FullTextSearchTests {
             }
         }
     }
+
+    @Test func tiesComeInIdOrderWhicheverSideDrivesAndAnOpenLimitKeepsThemAll() throws {
+        let store = try folder.store([Memo.self])
+        try store.write { tx in
+            for id in ["m2", "m1", "m3"] { try tx.insert(Memo(id: id, title: "t", body: "same words", folder: "x")) }
+            for number in 0..<40 { try tx.insert(Memo(id: "o\(number)", title: "t", body: "other", folder: "y")) }
+        }
+        #expect(try ids(store.objects(Memo.self).where(.matches("same"))) == ["m1", "m2", "m3"])
+        let byFolder = store.objects(Memo.self).where(.matches("same OR other") && \.folder == "x")
+        #expect(try byFolder.explain().hasPrefix("use index i/Memo.folder"))
+        #expect(try ids(byFolder) == ["m1", "m2", "m3"])
+        #expect(try ids(store.objects(Memo.self).where(.matches("same")).offset(1).limit(.max)) == ["m2", "m3"])
+    }
+
+    @Test func anIndexWhosePropertiesChangeUnderTheSameNameIsBuiltAgain() throws {
+        struct Before: Model {
+            var id: String
+            var title: String
+            var body: String
+            static let schema = Schema<Before>(name: "Doc", indexes: [.fullText(\.title, name: "search")])
+        }
+        struct After: Model {
+            var id: String
+            var title: String
+            var body: String
+            static let schema = Schema<After>(name: "Doc", indexes: [.fullText(\.body, \.title, name: "search")])
+        }
+        do {
+            let store = try folder.store([Before.self])
+            try store.write { tx in try tx.insert(Before(id: "a", title: "kayak", body: "canoe")) }
+        }
+        let store = try folder.store([After.self])
+        #expect(try store.objects(After.self).where(.matches(\.body, "canoe")).results().map(\.id) == ["a"])
+        #expect(try store.objects(After.self).where(.matches(\.title, "kayak")).results().map(\.id) == ["a"])
+        #expect(try store.objects(After.self).where(.matches(\.body, "kayak")).results().isEmpty)
+        #expect(try store.verifyIntegrity().problems == [])
+    }
 }

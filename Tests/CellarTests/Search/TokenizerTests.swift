@@ -81,7 +81,10 @@ struct TokenizerTests {
         #expect(shape("\"open phrase") == "\"open@0 phrase@1\"")
         #expect(shape("((dog") == "dog@0")
         #expect(shape("dog) OR") == "dog@0")
-        #expect(shape("NOT dog") == "dog@0")
+        #expect(shape("NOT dog") == "nothing")
+        #expect(shape("dog AND NOT cat") == "NOT(dog@0, cat@0)")
+        #expect(shape("dog OR NOT cat") == "dog@0")
+        #expect(shape("a b NOT c") == "AND(a@0, NOT(b@0, c@0))")
         #expect(shape("\"\" () *") == "nothing")
         #expect(shape("") == "nothing")
         // Words of scripts without spaces: pairs at their places, one character a prefix.

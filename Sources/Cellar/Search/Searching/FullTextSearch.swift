@@ -55,16 +55,17 @@ extension FullTextStorage {
                 }
             }
         }
-        let best = Self.best(found, limit: limit)
+        let best = Self.best(found, keys: keys, limit: limit)
         return best.map { RankedDocument(primaryKey: keys[$0.document], score: $0.score) }
     }
 
-    /// The entries with the highest scores first, ties in their order; only the first `limit` when given.
-    private static func best(_ entries: [(document: Int, score: Double)], limit: Int?) -> [(
-        document: Int, score: Double
-    )] {
+    /// The entries with the highest scores first, ties in their records' primary-key order (as a ranking in memory
+    /// breaks them, whichever plan ran); only the first `limit` when given.
+    private static func best(
+        _ entries: [(document: Int, score: Double)], keys: [UnsafeRawBufferPointer], limit: Int?
+    ) -> [(document: Int, score: Double)] {
         func precedes(_ a: (document: Int, score: Double), _ b: (document: Int, score: Double)) -> Bool {
-            a.score != b.score ? a.score > b.score : a.document < b.document
+            a.score != b.score ? a.score > b.score : SortedKeys.compare(keys[a.document], keys[b.document]) < 0
         }
         guard let limit, limit < entries.count / 4 else { return entries.sorted(by: precedes) }
         // A bounded selection: the worst kept entry first, replaced by any better one.

@@ -13,7 +13,7 @@ final class FullTextBuffer {
 
     private struct Pending {
         var documents: [UInt64] = []
-        /// Each posting without its document: the column groups and the `0` that ends them.
+        /// Each posting without its document: its column groups (`PostingBlock.appendOccurrences`).
         var bodies: [UInt8] = []
         var starts: [Int] = [0]
     }

@@ -54,6 +54,8 @@ struct FullTextCheck {
                 if entry.key.elementsEqual(FullTextStorage.statisticsKey) {
                     statistics = FullTextStorage.Statistics(entry.value)
                     if statistics == nil { report("its statistics are damaged") }
+                } else if entry.key.first == 0x00 {
+                    // The index's definition, compared at open.
                 } else if entry.key.first == 0x01 {
                     var reader = Varint.Reader(entry.value)
                     guard let document = PostingBlock.readBigEndian(entry.key.dropFirst()), let length = reader.next()

@@ -36,6 +36,8 @@ struct FullTextStorage {
     }
 
     static let statisticsKey: [UInt8] = [0x00]
+    /// Where the index's definition is kept (`FullTextIndex.definition`).
+    static let definitionKey: [UInt8] = [0x00, 0x01]
 
     static func documentKey(_ document: UInt64) -> [UInt8] {
         var key: [UInt8] = [0x01]

@@ -126,7 +126,7 @@ enum PostingBlock {
     /// The count and last document of a block, read from its head; `nil` when damaged.
     static func head(_ block: UnsafeRawBufferPointer, first: UInt64) -> (count: UInt64, last: UInt64, bodyStart: Int)? {
         var reader = Varint.Reader(block)
-        guard let count = reader.next(), let span = reader.next() else { return nil }
+        guard let count = reader.next(), let span = reader.next(), count <= UInt64(block.count) else { return nil }
         let (last, overflow) = first.addingReportingOverflow(span)
         return overflow ? nil : (count, last, reader.offset)
     }
