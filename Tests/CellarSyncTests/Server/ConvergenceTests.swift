@@ -193,7 +193,8 @@ struct ConvergenceTests {
         for device in devices {
             let contents = try device.contents()
             #expect(contents.keys.sorted() == server.keys.sorted())
-            let found = Set(try await device.store.objects(Card.self).where(.matches("t1* OR body")).results().map(\.id))
+            let found = Set(
+                try await device.store.objects(Card.self).where(.matches("t1* OR body")).results().map(\.id))
             #expect(searched == nil || searched == found)
             searched = found
             for (key, value) in contents { #expect(server[key] == value, "\(key)") }

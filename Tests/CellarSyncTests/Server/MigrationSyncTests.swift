@@ -16,8 +16,9 @@ struct CardV2: Model, Equatable {
     var priority: Int
     static let schema = Schema<CardV2>(
         name: "Card", indexes: [.index(\.rank), .fullText(.field(\.title, weight: 2), .field(\.body))],
-        links: [.link(\.folder)])
-        .property(\.priority, default: 3)
+        links: [.link(\.folder)]
+    )
+    .property(\.priority, default: 3)
 }
 
 /// A migration of a synced model is a change of this device: the migrated records are pushed, devices with the new
