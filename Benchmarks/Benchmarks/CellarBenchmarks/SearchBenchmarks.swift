@@ -132,7 +132,9 @@ final class SearchGRDBStore {
             }
             if indexed {
                 try db.execute(
-                    sql: "CREATE VIRTUAL TABLE article_ft USING fts5(title, body, content='article', content_rowid='id')")
+                    sql:
+                        "CREATE VIRTUAL TABLE article_ft USING fts5(title, body, content='article', content_rowid='id')"
+                )
             }
             for article in SearchCorpus.articles {
                 try article.insert(db)
@@ -191,11 +193,20 @@ enum SearchSizes {
             for store in [sqlite, plain] { try store.queue.writeWithoutTransaction { try $0.execute(sql: "VACUUM") } }
             let sqliteWith = try size(of: sqlite.folder.appendingPathComponent("articles.sqlite"))
             let sqliteWithout = try size(of: plain.folder.appendingPathComponent("articles.sqlite"))
-            let words = SearchCorpus.articles.reduce(0) { $0 + $1.body.split(separator: " ").count + $1.title.split(separator: " ").count }
+            let words = SearchCorpus.articles.reduce(0) {
+                $0 + $1.body.split(separator: " ").count + $1.title.split(separator: " ").count
+            }
             print("documents: \(SearchCorpus.documentCount), words: \(words)")
-            print("Cellar: store \(withIndex) bytes with the index, \(without) without: index \(withIndex - without) bytes")
-            print("FTS5: database \(sqliteWith) bytes with the index, \(sqliteWithout) without: index \(sqliteWith - sqliteWithout) bytes")
-            print(String(format: "Cellar's index / FTS5's: %.2f", Double(withIndex - without) / Double(sqliteWith - sqliteWithout)))
+            print(
+                "Cellar: store \(withIndex) bytes with the index, \(without) without: index \(withIndex - without) bytes"
+            )
+            print(
+                "FTS5: database \(sqliteWith) bytes with the index, \(sqliteWithout) without: index \(sqliteWith - sqliteWithout) bytes"
+            )
+            print(
+                String(
+                    format: "Cellar's index / FTS5's: %.2f",
+                    Double(withIndex - without) / Double(sqliteWith - sqliteWithout)))
             exit(0)
         } catch {
             print("search sizes: \(error)")

@@ -256,22 +256,34 @@ extension Query {
         return nil
     }
 
-    /// About how many documents a search reads: the documents of its phrases' first terms (a prefix counts as every
-    /// document).
+    /// About how many documents a search matches, at most: a phrase, its first term's documents (a prefix, every
+    /// document); all of an `AND`, the fewest; any of an `OR`, their sum; `a NOT b`, a's.
     private func searchEstimate(_ query: SearchQuery, position: Int, info: ModelInfo, context: ReadScope)
         throws(StoreError) -> Int
     {
         let storage = FullTextStorage(databases: info.fullText[position], core: context.store.core)
         let txn = try context.lmdb
-        var total = 0
-        for phrase in query.phrases {
-            guard let first = phrase.terms.first else { continue }
-            if first.isPrefix { return .max }
-            total =
-                total.addingReportingOverflow(Int(clamping: try storage.documentFrequency(of: first.bytes, txn)))
-                .partialValue
+        func estimate(_ node: SearchQuery.Node) throws(StoreError) -> Int {
+            switch node {
+            case .phrase(let phrase):
+                guard let first = phrase.terms.first, !first.isPrefix else { return .max }
+                return Int(clamping: try storage.documentFrequency(of: first.bytes, txn))
+            case .and(let nodes):
+                var fewest = Int.max
+                for node in nodes { fewest = Swift.min(fewest, try estimate(node)) }
+                return fewest
+            case .or(let nodes):
+                var total = 0
+                for node in nodes {
+                    let (sum, overflow) = total.addingReportingOverflow(try estimate(node))
+                    total = overflow ? .max : sum
+                }
+                return total
+            case .not(let kept, _):
+                return try estimate(kept)
+            }
         }
-        return total
+        return try query.root.map(estimate) ?? 0
     }
 
     /// The plan in words, for `explain()`.

@@ -114,6 +114,9 @@ struct FullTextSearchTests {
         // Six notes with "kayak", three hundred in the inbox: the search drives.
         let kayaksInInbox = store.objects(Memo.self).where(.matches("kayak") && \.folder == "inbox")
         #expect(try kayaksInInbox.explain().hasPrefix("search full-text index t/Memo.title+body+comment"))
+        // Both words: no more documents than the rarer has (six), however common the other.
+        let bothInInbox = store.objects(Memo.self).where(.matches("dog kayak") && \.folder == "inbox")
+        #expect(try bothInInbox.explain().hasPrefix("search full-text index t/Memo.title+body+comment"))
         // The order is the search's either way: the same as ranking every match, then keeping the folder's.
         let ranked = try store.objects(Memo.self).where(.matches("dog")).searchResults()
         #expect(try ids(dogsOnTrips) == ranked.filter { $0.value.folder == "trips" }.map(\.value.id))

@@ -83,22 +83,6 @@ struct FullTextStorage {
 
     // MARK: Writing
 
-    /// Indexes a new record.
-    func add(primaryKey: [UInt8], texts: [String?], in txn: LMDB.WriteTransaction) throws(StoreError) {
-        let terms = DocumentTerms(texts: texts)
-        var statistics = try statistics(txn)
-        let document = statistics.next
-        statistics.next += 1
-        statistics.count += 1
-        statistics.totalLength += UInt64(terms.length)
-        try putStatistics(statistics, in: txn)
-        try putDocument(document, primaryKey: primaryKey, length: terms.length, in: txn)
-        for (term, occurrences) in terms.occurrences {
-            try append(Posting(document: document, occurrences: occurrences), term: term, txn)
-            try changeFrequency(of: term, by: 1, txn)
-        }
-    }
-
     func putStatistics(_ statistics: Statistics, in txn: LMDB.WriteTransaction) throws(StoreError) {
         try put(documents, Self.statisticsKey, statistics.bytes, txn)
     }
@@ -143,7 +127,10 @@ struct FullTextStorage {
     func update(primaryKey: [UInt8], old: [String?], new: [String?], in txn: LMDB.WriteTransaction) throws(StoreError) {
         guard old != new else { return }
         guard let document = try document(of: primaryKey, txn) else {
-            return try add(primaryKey: primaryKey, texts: new, in: txn)
+            // A record without a document (an index repaired by hand): indexed as a new one, the way inserts are.
+            let buffer = FullTextBuffer(storage: self)
+            try buffer.add(primaryKey: primaryKey, texts: new, in: txn)
+            return try buffer.write(in: txn)
         }
         let before = DocumentTerms(texts: old)
         let after = DocumentTerms(texts: new)
@@ -186,29 +173,6 @@ struct FullTextStorage {
             }
         }
         return (terms, length)
-    }
-
-    /// Adds the posting of a document numbered after every other of the term's: at the end of its last block, or in a
-    /// new one.
-    private func append(_ posting: Posting, term: [UInt8], _ txn: LMDB.WriteTransaction) throws(StoreError) {
-        let last = try lastBlock(of: term, txn)
-        if let (key, first, block) = last,
-            let head = block.withUnsafeBytes({ PostingBlock.head($0, first: first) }), posting.document > head.last
-        {
-            var added: [UInt8] = []
-            PostingBlock.appendPosting(posting, after: head.last, to: &added)
-            if block.count + added.count <= PostingBlock.targetBytes {
-                var rewritten = Varint.encode(head.count + 1) + Varint.encode(posting.document - first)
-                rewritten.append(contentsOf: block[head.bodyStart...])
-                rewritten.append(contentsOf: added)
-                return try put(postings, key, rewritten, txn)
-            }
-        } else if last != nil {
-            // A document already in the term's last block is not new: its posting is edited in place.
-            return try edit(term: term, document: posting.document, to: posting, txn)
-        }
-        try put(
-            postings, PostingBlock.blockKey(term, first: posting.document), PostingBlock.encode([posting][...]), txn)
     }
 
     /// The key, first document and bytes (copied) of the term's last block.
