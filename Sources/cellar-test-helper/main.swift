@@ -20,6 +20,9 @@
 //   cellar-test-helper insert-on-request <folder>  for each line read from stdin, insert one ticket in its own
 //                                                 transaction (no fsync) and print its id once committed; exit at
 //                                                 the end of stdin
+//   cellar-test-helper notes-on-request <folder>  for each line "<id> <text>" read from stdin, save a note with that
+//                                                 text (a line of an id alone deletes it) in its own transaction, and
+//                                                 print "ok" once committed; exit at the end of stdin
 //   cellar-test-helper slow-observers <folder>    commit 10,000 one-ticket updates while one observer pulls every
 //                                                 50 ms and a callback's handler blocks; print "heap <bytes in use
 //                                                 after 1,000 commits> <after 10,000> <deliveries>"
@@ -67,6 +70,13 @@ struct PetV2: Model {
     var age: Int
     var color: String
     static let schema = Schema<PetV2>(name: "Pet", autoIncrement: true)
+}
+
+/// The note of the search observation test (`FullTextAcrossFeaturesTests.Note`), searchable by its text.
+struct Note: Model {
+    var id: String
+    var text: String
+    static let schema = Schema<Note>(indexes: [.fullText(\.text)])
 }
 
 /// The process's anonymous resident memory (heap and stacks, not the store's mapped file), from Linux's
@@ -230,6 +240,25 @@ case (3, "insert-on-request"):
             let id = try store.write { tx in try tx.insert(Ticket(writer: "helper")).id }
             // Unbuffered: a line the test reads is a commit that returned.
             FileHandle.standardOutput.write(Data("\(id)\n".utf8))
+        }
+    } catch {
+        fail("\(error)")
+    }
+case (3, "notes-on-request"):
+    do {
+        let store = try Store(
+            at: URL(fileURLWithPath: arguments[2]), configuration: .init(models: [Note.self], durability: .none))
+        while let line = readLine() {
+            let parts = line.split(separator: " ", maxSplits: 1)
+            guard let id = parts.first.map(String.init) else { continue }
+            try store.write { tx in
+                if parts.count == 2 {
+                    try tx.upsert(Note(id: id, text: String(parts[1])))
+                } else {
+                    try tx.delete(Note.self, id: id)
+                }
+            }
+            FileHandle.standardOutput.write(Data("ok\n".utf8))
         }
     } catch {
         fail("\(error)")

@@ -395,6 +395,7 @@ final class StoreCore: Sendable {
                 in: writing)
         } else {
             (records, indexes, backlinks, fullText) = try existingDatabases(of: registration, in: txn)
+            try checkFullTextDefinitions(of: M.self, Self.pairs(fullText, names: registration.fullTextDatabases), in: txn)
         }
         // The links themselves (their key paths and rules) are read from the schema only for a model that has any.
         let links = backlinks.isEmpty ? [] : M.schema.links
@@ -425,6 +426,23 @@ final class StoreCore: Sendable {
             try registration.linkDatabases.map(existing),
             try registration.fullTextDatabases.map(existing)
         )
+    }
+
+    /// Throws `readOnly` when a full-text index of the read-only store was built with another definition than this
+    /// version of Cellar makes for it (another tokenizer): searching it would read words it does not hold, and
+    /// building it again is a write.
+    private func checkFullTextDefinitions<M: Model>(
+        of type: M.Type, _ pairs: [FullTextDatabases], in txn: ReadTransaction
+    ) throws {
+        for (index, pair) in zip(M.schema.fullTextIndexes, pairs) {
+            let stored = try txn.get(pair.documents, key: FullTextStorage.definitionKey)
+            guard let stored, stored.elementsEqual(index.definition) else {
+                throw StoreError.readOnly(
+                    path: path,
+                    reason: "its full-text index \(pair.name) was built by another version of Cellar (another "
+                        + "tokenizer), and building it again is a write; open the store once for writing")
+            }
+        }
     }
 
     /// The databases of full-text indexes, opened two by two (postings, documents), as the model's info keeps them.

@@ -95,6 +95,58 @@ struct FullTextAcrossFeaturesTests {
         #expect(change.insertions == [0])
     }
 
+    /// The note `cellar-test-helper notes-on-request` saves.
+    struct Note: Model {
+        var id: String
+        var text: String
+        static let schema = Schema<Note>(indexes: [.fullText(\.text)])
+    }
+
+    @Test(.hangGuard) func anObserverOfASearchSeesAnotherProcessesEdits() async throws {
+        let store = try await Store(at: folder.url, configuration: .init(models: [Note.self], durability: .none))
+        let seen = Lock<[String]?>(nil)
+        let observer = Task.detached {
+            for try await change in store.changes(of: store.objects(Note.self).where(.matches("dog park"))) {
+                seen.withLock { $0 = change.results.map(\.id) }
+            }
+        }
+        defer { observer.cancel() }
+        #expect(await holds(within: .seconds(30)) { seen.withLock { $0 } == [] })
+
+        let helper = Process()
+        helper.executableURL = try builtExecutable()
+        helper.arguments = ["notes-on-request", folder.url.path]
+        let input = Pipe()
+        let output = Pipe()
+        helper.standardInput = input
+        helper.standardOutput = output
+        let (exited, exit) = AsyncStream<Int32>.makeStream()
+        helper.terminationHandler = { process in
+            exit.yield(process.terminationStatus)
+            exit.finish()
+        }
+        try helper.run()
+        var printed = OtherProcessCommitsTests.lines(of: output.fileHandleForReading).makeAsyncIterator()
+        // Each edit of the other process, and the search's results the observer must then deliver, best first.
+        let steps: [(line: String, expected: [String])] = [
+            ("a The dog ran to the park.", ["a"]),
+            ("b Milk, eggs, bread.", ["a"]),
+            ("c Dog park, dog park, dog park!", ["c", "a"]),
+            ("b A park for every dog in town", ["c", "a", "b"]),
+            ("a The cat stayed home.", ["c", "b"]),
+            ("c", ["b"]),
+        ]
+        for (number, step) in steps.enumerated() {
+            try input.fileHandleForWriting.write(contentsOf: Data((step.line + "\n").utf8))
+            #expect(await printed.next() == "ok", "the helper saved step \(number)")
+            let delivered = await holds(within: .seconds(30)) { seen.withLock { $0 } == step.expected }
+            #expect(delivered, "step \(number): expected \(step.expected), saw \(seen.withLock { $0 } ?? [])")
+        }
+        try input.fileHandleForWriting.close()
+        #expect(await exited.first { _ in true } == 0, "the helper exits once its input ends")
+        #expect(try await store.verifyIntegrity().problems == [])
+    }
+
     @Test func aReadOnlyStoreAndRecordCodeSearchTheSameIndex() throws {
         do { try fill(try folder.store([Cookbook.self, Recipe.self])) }
         do {
@@ -108,6 +160,32 @@ struct FullTextAcrossFeaturesTests {
         #expect(try ids(store.objects(RecordRecipe.self).where(.matches(\.title, "clear"))) == ["soup"])
         #expect(try ids(store.objects(RecordRecipe.self).where(.matches(\.title, "miso"))).isEmpty)
         #expect(try store.verifyIntegrity().problems == [])
+    }
+
+    @Test func anIndexFromAnotherTokenizerIsRefusedReadOnlyAndRebuiltForWriting() throws {
+        do {
+            let store = try folder.store([Cookbook.self, Recipe.self])
+            try fill(store)
+            // What an index built by an earlier tokenizer looks like: another definition stored beside it.
+            try store.write { tx in
+                let documents = try store.info(for: Recipe.self).fullText[0].documents
+                try tx.writable.put(documents, key: FullTextStorage.definitionKey, value: Array("words/0".utf8))
+            }
+        }
+        let readOnly = ReadOnlyStoreTests.readOnly([Cookbook.self, Recipe.self])
+        #expect {
+            try Store(at: folder.url, configuration: readOnly)
+        } throws: { error in
+            guard case StoreError.readOnly(_, let reason) = error else { return false }
+            return reason.contains("t/Recipe.title+steps") && reason.contains("open the store once for writing")
+        }
+        do {
+            let store = try folder.store([Cookbook.self, Recipe.self])
+            #expect(try Set(ids(store.objects(Recipe.self).where(.matches("tofu")))) == ["soup", "kimchi"])
+            #expect(try store.verifyIntegrity().problems == [])
+        }
+        let store = try Store(at: folder.url, configuration: readOnly)
+        #expect(try ids(store.objects(Recipe.self).where(.matches("miso"))) == ["soup"])
     }
 
     @Test func theToolListsAndChecksTheIndex() throws {
