@@ -395,7 +395,8 @@ final class StoreCore: Sendable {
                 in: writing)
         } else {
             (records, indexes, backlinks, fullText) = try existingDatabases(of: registration, in: txn)
-            try checkFullTextDefinitions(of: M.self, Self.pairs(fullText, names: registration.fullTextDatabases), in: txn)
+            try checkFullTextDefinitions(
+                of: M.self, Self.pairs(fullText, names: registration.fullTextDatabases), in: txn)
         }
         // The links themselves (their key paths and rules) are read from the schema only for a model that has any.
         let links = backlinks.isEmpty ? [] : M.schema.links
