@@ -56,13 +56,15 @@ private struct ModelCheck {
             return ["\(name): no records"]
         }
         var derived = derivedDatabases()
-        // Each full-text index, checked against its properties' texts as the stored records hold them.
-        // (Where a property is not a stored field by that name, the texts cannot be read without the type: the store's
-        // own `verifyIntegrity()` checks that index.)
+        // Each full-text index, checked against its properties' texts as the stored records hold them. Where a
+        // property is not a stored field by that name (a renamed coding key), the texts cannot be read without the
+        // type: that index's structure is checked, and the store's own `verifyIntegrity()` compares its words.
         let fullTextIndexes = model.schema.indexes.compactMap { index in
             index.fullText.map { (index, $0) }
-        }.filter { index, _ in index.paths.allSatisfy { shape(at: $0) != nil } }
-        var fullTextChecks = fullTextIndexes.map { FullTextCheck(name: $0.0.database) }
+        }
+        var fullTextChecks = fullTextIndexes.map { index, _ in
+            FullTextCheck(name: index.database, readsTexts: index.paths.allSatisfy { shape(at: $0) != nil })
+        }
         var primaryKeys = Set<[UInt8]>()
         var done = 0
         let total = model.recordCount
@@ -85,7 +87,7 @@ private struct ModelCheck {
                             + "\(error)")
                 }
             }
-            for (position, (index, _)) in fullTextIndexes.enumerated() {
+            for (position, (index, _)) in fullTextIndexes.enumerated() where fullTextChecks[position].readsTexts {
                 let texts = index.paths.map { path -> String? in
                     if case .string(let text) = value.value(at: path) { return text }
                     return nil
@@ -123,9 +125,13 @@ private struct ModelCheck {
             )
             let before = problems.total
             try check.finish(storage, records: primaryKeys, in: txn, into: &problems)
+            let sound = problems.total == before
             lines.append(
                 "  full-text index \(index.database): "
-                    + (problems.total == before ? "agrees with the records' texts" : "disagrees with them"))
+                    + (check.readsTexts
+                        ? (sound ? "agrees with the records' texts" : "disagrees with them")
+                        : (sound
+                            ? "sound (its texts need the model's type: verifyIntegrity() compares them)" : "damaged")))
         }
         return lines
     }

@@ -196,6 +196,53 @@ struct FullTextAcrossFeaturesTests {
         #expect(verify.status == 0, "\(verify.output)")
     }
 
+    /// A note whose text is stored under another name than its property's: the tool, which reads records without
+    /// the type, cannot read the text.
+    struct RenamedNote: Model {
+        var id: String
+        var text: String
+        enum CodingKeys: String, CodingKey {
+            case id
+            case text = "t"
+        }
+        static let schema = Schema<RenamedNote>(indexes: [.fullText(\.text)])
+    }
+
+    @Test func theToolChecksTheStructureOfAnIndexWhoseTextsItCannotRead() throws {
+        do {
+            let store = try folder.store([RenamedNote.self])
+            try store.write { tx in
+                for number in 0..<20 { try tx.insert(RenamedNote(id: "n\(number)", text: "dog \(number)")) }
+            }
+        }
+        let sound = try CellarToolTests.cellar("verify", folder.url.path)
+        #expect(sound.status == 0, "\(sound.output)")
+        #expect(sound.output.contains("full-text index t/RenamedNote.text: sound"), "\(sound.output)")
+        do {
+            let store = try folder.store([RenamedNote.self])
+            try damageBlocks(of: "dog", RenamedNote.self, in: store)
+            #expect(try !store.verifyIntegrity().problems.isEmpty)
+        }
+        let damaged = try CellarToolTests.cellar("verify", folder.url.path)
+        #expect(damaged.status != 0 && damaged.output.contains("a block of \"dog\" is damaged"), "\(damaged.output)")
+    }
+
+    /// Overwrites the blocks of `term` in the first full-text index of `type` with bytes that are no block.
+    func damageBlocks<M: Model>(of term: String, _ type: M.Type, in store: Store) throws {
+        try store.write { tx in
+            let postings = try store.info(for: M.self).fullText[0].postings
+            let txn = try tx.writable
+            var keys: [[UInt8]] = []
+            try txn.walk(postings) { entry in
+                if PostingBlock.parse(key: entry.key) != nil, entry.key.starts(with: Array(term.utf8) + [0]) {
+                    keys.append(Array(entry.key))
+                }
+                return true
+            }
+            for key in keys { try txn.put(postings, key: key, value: [0xFF, 0xFF, 0x01]) }
+        }
+    }
+
     @Test func textsOfEveryKindAreFoundAndNoneBreaksTheIndex() throws {
         let store = try folder.store([Memo.self])
         let long = (0..<120_000).map { $0 % 1_000 == 999 ? "needle" : "haystack\($0 % 17)" }.joined(separator: " ")
@@ -258,18 +305,7 @@ struct FullTextAcrossFeaturesTests {
         try store.write { tx in
             for number in 0..<50 { try tx.insert(Memo(id: "m\(number)", title: "dog", body: "park \(number)")) }
         }
-        try store.write { tx in
-            let info = try store.info(for: Memo.self)
-            let txn = try tx.writable
-            var keys: [[UInt8]] = []
-            try txn.walk(info.fullText[0].postings) { entry in
-                if PostingBlock.parse(key: entry.key) != nil, entry.key.starts(with: Array("dog".utf8)) {
-                    keys.append(Array(entry.key))
-                }
-                return true
-            }
-            for key in keys { try txn.put(info.fullText[0].postings, key: key, value: [0xFF, 0xFF, 0x01]) }
-        }
+        try damageBlocks(of: "dog", Memo.self, in: store)
         let problems = try store.verifyIntegrity().problems
         #expect(
             problems.contains { $0.contains("full-text index t/Memo.title+body+comment") && $0.contains("damaged") })
