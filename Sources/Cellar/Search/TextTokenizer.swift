@@ -35,12 +35,20 @@ enum TextTokenizer {
     }
 
     /// One term of a text: its folded UTF-8, its position (the count of terms before it) and where it lies in the
-    /// text.
+    /// text, in bytes of its UTF-8.
     struct Token {
         var term: [UInt8]
         var position: Int
-        var range: Range<String.Index>
+        var utf8Range: Range<Int>
         var kind: Kind
+
+        /// Where the token lies in `text`, the text it was read from.
+        func range(in text: String) -> Range<String.Index> {
+            let utf8 = text.utf8
+            return utf8.index(
+                utf8.startIndex, offsetBy: utf8Range.lowerBound)..<utf8.index(
+                    utf8.startIndex, offsetBy: utf8Range.upperBound)
+        }
     }
 
     /// The tokens of `text`, in order.
@@ -53,18 +61,13 @@ enum TextTokenizer {
     /// The terms of `text`, in order.
     static func terms(_ text: String) -> [[UInt8]] { tokens(text).map(\.term) }
 
-    private enum Class {
+    enum Class {
         case word, mark, unspaced, emoji, ignorable, separator
     }
 
-    private static func classify(_ scalar: Unicode.Scalar) -> Class {
+    /// The class of a scalar that is not ASCII (ASCII is read by `isASCIIWordByte`).
+    static func classify(_ scalar: Unicode.Scalar) -> Class {
         let value = scalar.value
-        if value < 0x80 {
-            switch value {
-            case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: return .word
-            default: return .separator
-            }
-        }
         // The voicing marks of kana, and the vowels and final consonants of decomposed Hangul, belong to the
         // character before them: composed with it, "か" and U+3099 are "が", and the jamo of "한" are "한".
         if (0x3099...0x309A).contains(value) || (0x1160...0x11FF).contains(value) || (0xD7B0...0xD7FF).contains(value) {
@@ -115,113 +118,207 @@ enum TextTokenizer {
 
     /// Calls `body` with each token of `text`, in order.
     static func forEachToken(in text: String, _ body: (Token) throws -> Void) rethrows {
-        let scalars = text.unicodeScalars
+        if try text.utf8.withContiguousStorageIfAvailable({ try forEachToken(utf8: $0, body) }) != nil { return }
+        var native = text
+        native.makeContiguousUTF8()
+        _ = try native.utf8.withContiguousStorageIfAvailable { try forEachToken(utf8: $0, body) }
+    }
+
+    /// Reads the UTF-8 of a text byte by byte: ASCII, most of most texts, is classified and lowercased as it is read;
+    /// other characters are decoded to their scalars.
+    private static func forEachToken(utf8 bytes: UnsafeBufferPointer<UInt8>, _ body: (Token) throws -> Void) rethrows {
+        var reader = Reader(bytes: bytes)
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte < 0x80 {
+                if isASCIIWordByte(byte) {
+                    try reader.endRun(body)
+                    if reader.wordStart < 0 { reader.wordStart = index }
+                    if reader.wordIsASCII {
+                        // The rest of an ASCII word at once: its term is made from its bytes when it ends.
+                        index += 1
+                        while index < bytes.count, isASCIIWordByte(bytes[index]) { index += 1 }
+                        continue
+                    }
+                    reader.word.append(Unicode.Scalar(lowered(byte)))
+                } else {
+                    try reader.endWord(at: index, body)
+                    try reader.endRun(body)
+                }
+                index += 1
+                continue
+            }
+            let (scalar, length) = decode(bytes, at: index)
+            let next = index + length
+            switch classify(scalar) {
+            case .word:
+                try reader.endRun(body)
+                reader.append(scalar, at: index)
+            case .mark:
+                reader.appendMark(scalar, end: next)
+            case .unspaced:
+                try reader.endWord(at: index, body)
+                reader.run.append(([scalar], index))
+                reader.runEnd = next
+            case .emoji:
+                try reader.endWord(at: index, body)
+                try reader.endRun(body)
+                try reader.emit(unspaced([scalar]), index..<next, .word, body)
+            case .ignorable:
+                // Left out of the word it is in (a soft hyphen): its letters are then read one by one.
+                if reader.wordStart >= 0 { reader.leaveASCII() }
+            case .separator:
+                try reader.endWord(at: index, body)
+                try reader.endRun(body)
+            }
+            index = next
+        }
+        try reader.endWord(at: bytes.count, body)
+        try reader.endRun(body)
+    }
+
+    /// What `forEachToken` has read of the word or the run it is in, and the count of terms so far.
+    private struct Reader {
+        /// The text's UTF-8.
+        let bytes: UnsafeBufferPointer<UInt8>
         var position = 0
-        // The word being read: where it starts, its scalars, and whether they are all ASCII.
-        var wordStart: String.Index?
+        /// The word being read: where it starts (or -1), whether it is all ASCII so far, and from its first
+        /// character that is not on, its scalars.
+        var wordStart = -1
         var word: [Unicode.Scalar] = []
         var wordIsASCII = true
-        // The run of a script without spaces: each character's scalars and where it starts.
-        var run: [(scalars: [Unicode.Scalar], start: String.Index)] = []
-        var runEnd = scalars.startIndex
-        // The term of a word, in one buffer from word to word: a consumer that does not keep it makes no copy.
+        /// The term of a word, in one buffer from word to word: a consumer that does not keep it makes no copy.
         var term: [UInt8] = []
+        /// The run of a script without spaces: each character's scalars and where it starts; where it ends.
+        var run: [(scalars: [Unicode.Scalar], start: Int)] = []
+        var runEnd = 0
 
-        func endWord(at end: String.Index) throws {
-            defer {
-                wordStart = nil
-                word.removeAll(keepingCapacity: true)
-                wordIsASCII = true
-            }
-            guard let start = wordStart else { return }
-            fold(word, isASCII: wordIsASCII, into: &term)
-            guard !term.isEmpty else { return }
-            try body(Token(term: term, position: position, range: start..<end, kind: .word))
+        mutating func emit(
+            _ term: [UInt8], _ range: Range<Int>, _ kind: Kind, _ body: (Token) throws -> Void
+        ) rethrows {
+            try body(Token(term: term, position: position, utf8Range: range, kind: kind))
             position += 1
         }
 
-        func endRun() throws {
+        mutating func append(_ scalar: Unicode.Scalar, at index: Int) {
+            if wordStart < 0 { wordStart = index }
+            leaveASCII()
+            word.append(scalar)
+        }
+
+        /// A mark belongs to the word or the run's character it follows; alone, it is nothing.
+        mutating func appendMark(_ scalar: Unicode.Scalar, end: Int) {
+            if wordStart >= 0 {
+                leaveASCII()
+                word.append(scalar)
+            } else if !run.isEmpty {
+                run[run.count - 1].scalars.append(scalar)
+                runEnd = end
+            }
+        }
+
+        /// From the word's first character that is not ASCII on, its scalars are kept: those read so far, ASCII, are
+        /// its bytes lowercased.
+        mutating func leaveASCII() {
+            guard wordIsASCII else { return }
+            word.removeAll(keepingCapacity: true)
+            for byte in bytes[wordStart..<bytes.count] {
+                guard isASCIIWordByte(byte) else { break }
+                word.append(Unicode.Scalar(lowered(byte)))
+            }
+            wordIsASCII = false
+        }
+
+        @inline(__always)
+        mutating func endWord(at end: Int, _ body: (Token) throws -> Void) rethrows {
+            if wordStart >= 0 { try emitWord(end: end, body) }
+        }
+
+        private mutating func emitWord(end: Int, _ body: (Token) throws -> Void) rethrows {
+            let start = wordStart
+            defer {
+                wordStart = -1
+                if !wordIsASCII { word.removeAll(keepingCapacity: true) }
+                wordIsASCII = true
+            }
+            if wordIsASCII {
+                term.removeAll(keepingCapacity: true)
+                term.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<end]))
+                term.withUnsafeMutableBufferPointer { term in
+                    for index in term.indices { term[index] = lowered(term[index]) }
+                }
+                cut(&term)
+            } else {
+                fold(word, into: &term)
+            }
+            guard !term.isEmpty else { return }
+            try emit(term, start..<end, .word, body)
+        }
+
+        @inline(__always)
+        mutating func endRun(_ body: (Token) throws -> Void) rethrows {
+            if !run.isEmpty { try emitRun(body) }
+        }
+
+        private mutating func emitRun(_ body: (Token) throws -> Void) rethrows {
             defer { run.removeAll(keepingCapacity: true) }
-            guard !run.isEmpty else { return }
             let characters = run.map { unspaced($0.scalars) }
             if run.count == 1 {
-                try body(Token(term: characters[0], position: position, range: run[0].start..<runEnd, kind: .single))
-                position += 1
+                try emit(characters[0], run[0].start..<runEnd, .single, body)
                 return
             }
             for offset in 0..<run.count - 1 {
                 let end = offset + 2 < run.count ? run[offset + 2].start : runEnd
-                try body(
-                    Token(
-                        term: characters[offset] + characters[offset + 1], position: position,
-                        range: run[offset].start..<end, kind: .pair))
-                position += 1
+                try emit(characters[offset] + characters[offset + 1], run[offset].start..<end, .pair, body)
             }
             let last = run.count - 1
-            try body(Token(term: characters[last], position: position, range: run[last].start..<runEnd, kind: .runEnd))
-            position += 1
+            try emit(characters[last], run[last].start..<runEnd, .runEnd, body)
         }
-
-        var index = scalars.startIndex
-        while index < scalars.endIndex {
-            let scalar = scalars[index]
-            let next = scalars.index(after: index)
-            switch classify(scalar) {
-            case .word:
-                try endRun()
-                if wordStart == nil { wordStart = index }
-                word.append(scalar)
-                if scalar.value >= 0x80 { wordIsASCII = false }
-            case .mark:
-                if wordStart != nil {
-                    word.append(scalar)
-                    wordIsASCII = false
-                } else if !run.isEmpty {
-                    run[run.count - 1].scalars.append(scalar)
-                    runEnd = next
-                }
-            case .unspaced:
-                try endWord(at: index)
-                run.append(([scalar], index))
-                runEnd = next
-            case .emoji:
-                try endWord(at: index)
-                try endRun()
-                try body(
-                    Token(term: Array(String(scalar).utf8), position: position, range: index..<next, kind: .word))
-                position += 1
-            case .ignorable:
-                break
-            case .separator:
-                try endWord(at: index)
-                try endRun()
-            }
-            index = next
-        }
-        try endWord(at: scalars.endIndex)
-        try endRun()
     }
 
-    /// A word's term, in `term`: ASCII lowercased; anything else folded as `folding` says, in composed form (NFC),
-    /// so that the same word typed either way has the same bytes. Cut to `maxTermBytes`; empty when nothing is left.
-    private static func fold(_ word: [Unicode.Scalar], isASCII: Bool, into term: inout [UInt8]) {
+    /// An ASCII letter in lower case; any other byte as it is.
+    @inline(__always)
+    private static func lowered(_ byte: UInt8) -> UInt8 { (0x41...0x5A).contains(byte) ? byte | 0x20 : byte }
+
+    /// Whether an ASCII byte is a letter or a digit.
+    @inline(__always)
+    private static func isASCIIWordByte(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+    }
+
+    /// The scalar whose UTF-8 starts at `index` (not ASCII), and its length in bytes. A Swift string's UTF-8 is
+    /// valid; bytes that are not (which it never holds) read as U+FFFD, one byte at a time, without reading past the
+    /// end.
+    @inline(__always)
+    private static func decode(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> (Unicode.Scalar, Int) {
+        let lead = bytes[index]
+        let length = lead < 0xC0 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4
+        guard length > 1, index + length <= bytes.count else { return ("\u{FFFD}", 1) }
+        var value = UInt32(lead) & (0x7F >> UInt32(length))
+        for offset in 1..<length { value = value << 6 | UInt32(bytes[index + offset] & 0x3F) }
+        return (Unicode.Scalar(value) ?? "\u{FFFD}", length)
+    }
+
+    /// A word's term, in `term`: folded as `folding` says, in composed form (NFC), so that the same word typed either
+    /// way has the same bytes. Cut to `maxTermBytes`; empty when nothing is left. (An all-ASCII word is lowercased as
+    /// it is read: that is its folding.)
+    static func fold(_ word: [Unicode.Scalar], into term: inout [UInt8]) {
         term.removeAll(keepingCapacity: true)
-        if isASCII {
-            for scalar in word {
-                let byte = UInt8(truncatingIfNeeded: scalar.value)
-                term.append((0x41...0x5A).contains(byte) ? byte | 0x20 : byte)
-            }
-        } else {
-            var text = String.UnicodeScalarView()
-            text.append(contentsOf: word)
-            let folded = String(text).folding(options: folding, locale: nil)
-            term.append(contentsOf: folded.precomposedStringWithCanonicalMapping.utf8)
-        }
+        var text = String.UnicodeScalarView()
+        text.append(contentsOf: word)
+        let folded = String(text).folding(options: folding, locale: nil)
+        term.append(contentsOf: folded.precomposedStringWithCanonicalMapping.utf8)
         cut(&term)
     }
 
     /// A character of a script without spaces, composed (NFC) when it carries a mark, and not folded.
-    private static func unspaced(_ scalars: [Unicode.Scalar]) -> [UInt8] {
+    static func unspaced(_ scalars: [Unicode.Scalar]) -> [UInt8] {
+        if scalars.count == 1 {
+            var bytes: [UInt8] = []
+            UTF8.encode(scalars[0]) { bytes.append($0) }
+            return bytes
+        }
         var text = String.UnicodeScalarView()
         text.append(contentsOf: scalars)
         let character = String(text)
@@ -229,7 +326,7 @@ enum TextTokenizer {
     }
 
     /// Cuts `term` to at most `maxTermBytes`, at the start of a UTF-8 character.
-    private static func cut(_ term: inout [UInt8]) {
+    static func cut(_ term: inout [UInt8]) {
         guard term.count > maxTermBytes else { return }
         var end = maxTermBytes
         while end > 0, term[end] & 0xC0 == 0x80 { end -= 1 }

@@ -44,7 +44,7 @@ struct TokenizerTests {
         let text = "Hello, Wörld 東京"
         let tokens = TextTokenizer.tokens(text)
         #expect(tokens.map(\.position) == [0, 1, 2, 3])
-        #expect(tokens.map { String(text[$0.range]) } == ["Hello", "Wörld", "東京", "京"])
+        #expect(tokens.map { String(text[$0.range(in: text)]) } == ["Hello", "Wörld", "東京", "京"])
     }
 
     @Test func aVeryLongWordIsCutAtACharacterBoundary() {

@@ -85,15 +85,16 @@ public struct Snippet: Sendable, Hashable {
         }
         let window = tokens.isEmpty ? 0..<0 : best..<min(tokens.count, best + width)
         let lower =
-            window.lowerBound == 0 || tokens.isEmpty ? full.startIndex : tokens[window.lowerBound].range.lowerBound
+            window.lowerBound == 0 || tokens.isEmpty
+            ? full.startIndex : tokens[window.lowerBound].range(in: full).lowerBound
         let upper =
             tokens.isEmpty || window.upperBound == tokens.count
-            ? full.endIndex : tokens[window.upperBound - 1].range.upperBound
+            ? full.endIndex : tokens[window.upperBound - 1].range(in: full).upperBound
         let text = String(full[lower..<upper])
         // Matched words' ranges, merged where they touch (the pairs of a run overlap), moved into `text`.
         var merged: [Range<String.Index>] = []
         for index in window where matched[index] {
-            let range = tokens[index].range
+            let range = tokens[index].range(in: full)
             if let last = merged.last, range.lowerBound <= last.upperBound {
                 merged[merged.count - 1] = last.lowerBound..<max(last.upperBound, range.upperBound)
             } else {

@@ -67,18 +67,18 @@ enum PostingBlock {
 
     static func appendPosting(_ posting: Posting, after previous: UInt64, to bytes: inout [UInt8]) {
         Varint.append(posting.document - previous, to: &bytes)
-        appendOccurrences(posting.occurrences, to: &bytes)
+        appendOccurrences(posting.occurrences[...], to: &bytes)
     }
 
     /// A posting's occurrences: for each column they are in, a varint `count << 5 | column << 1 | more` (`more`: 1
     /// when another column's group follows) and the positions' distances from the one before.
-    static func appendOccurrences(_ occurrences: [UInt64], to bytes: inout [UInt8]) {
-        var index = 0
-        while index < occurrences.count {
+    static func appendOccurrences(_ occurrences: ArraySlice<UInt64>, to bytes: inout [UInt8]) {
+        var index = occurrences.startIndex
+        while index < occurrences.endIndex {
             let column = occurrences[index] >> 32
             var end = index
-            while end < occurrences.count, occurrences[end] >> 32 == column { end += 1 }
-            let more: UInt64 = end < occurrences.count ? 1 : 0
+            while end < occurrences.endIndex, occurrences[end] >> 32 == column { end += 1 }
+            let more: UInt64 = end < occurrences.endIndex ? 1 : 0
             Varint.append(UInt64(end - index) << 5 | column << 1 | more, to: &bytes)
             var last: UInt64 = 0
             for occurrence in occurrences[index..<end] {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The distinct terms a transaction indexes, each numbered once: the terms' bytes in one buffer and an open-addressing
 /// table of their numbers, so that the millions of words a bulk insert reads make no allocation each.
 struct TermTable {
@@ -20,7 +22,7 @@ struct TermTable {
         while true {
             let found = Int(slots[slot])
             if found < 0 { break }
-            if hashes[found] == hash, bytes[starts[found]..<starts[found + 1]].elementsEqual(term) { return found }
+            if hashes[found] == hash, holds(term, at: found) { return found }
             slot = (slot + 1) & mask
         }
         let number = hashes.count
@@ -30,6 +32,19 @@ struct TermTable {
         slots[slot] = Int32(number)
         if hashes.count * 2 > slots.count { grow() }
         return number
+    }
+
+    /// Whether term `number` is `term`, byte for byte.
+    private func holds(_ term: [UInt8], at number: Int) -> Bool {
+        let start = starts[number]
+        let count = starts[number + 1] - start
+        guard count == term.count else { return false }
+        return bytes.withUnsafeBufferPointer { stored in
+            term.withUnsafeBufferPointer { wanted in
+                guard let stored = stored.baseAddress, let wanted = wanted.baseAddress else { return count == 0 }
+                return memcmp(stored + start, wanted, count) == 0
+            }
+        }
     }
 
     private mutating func grow() {
