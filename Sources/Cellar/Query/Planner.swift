@@ -218,10 +218,7 @@ extension Query {
         return values.map { value in
             let document = DocumentTerms(texts: index.texts(of: value))
             let frequencies = phrases.map { phrase in
-                document.starts(of: phrase, columns: columns).reduce(0.0) { sum, start in
-                    let column = Int(start >> 32)
-                    return sum + (column < weights.count ? weights[column] : 1)
-                }
+                BM25.frequency(of: document.starts(of: phrase, columns: columns), columnWeights: weights)
             }
             return ranking.score(length: document.length, frequencies: frequencies)
         }

@@ -40,7 +40,8 @@ struct PostingList {
                 for _ in 0..<positions {
                     guard let step = reader.next() else { return false }
                     position &+= step
-                    if kept { occurrences.append(column << 32 | (position & 0xFFFF_FFFF)) }
+                    guard position <= 0xFFFF_FFFF else { return false }
+                    if kept { occurrences.append(column << 32 | position) }
                 }
             }
             if occurrences.count > before {

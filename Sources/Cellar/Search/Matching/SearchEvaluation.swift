@@ -161,8 +161,19 @@ struct BM25 {
         }
     }
 
+    /// A phrase's frequency in a document: its occurrences (`column << 32 | position`), each counted as its column
+    /// weighs (1 for a column without a weight).
+    static func frequency(of occurrences: some Sequence<UInt64>, columnWeights: [Double]) -> Double {
+        var frequency = 0.0
+        for occurrence in occurrences {
+            let column = Int(occurrence >> 32)
+            frequency += column < columnWeights.count ? columnWeights[column] : 1
+        }
+        return frequency
+    }
+
     /// The score of a document of `length` terms where phrase `i` occurs `frequencies[i]` times (each occurrence
-    /// weighted by its column).
+    /// weighted by its column: `frequency(of:columnWeights:)`).
     func score(length: Int, frequencies: [Double]) -> Double {
         let damping = Self.k1 * (1 - Self.b + Self.b * Double(length) / averageLength)
         var sum = 0.0

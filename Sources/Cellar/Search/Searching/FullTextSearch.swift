@@ -42,14 +42,9 @@ extension FullTextStorage {
                         while cursors[list] < postings.count, postings.documents[cursors[list]] < document {
                             cursors[list] += 1
                         }
-                        var frequency = 0.0
-                        if cursors[list] < postings.count, postings.documents[cursors[list]] == document {
-                            for occurrence in postings.occurrences(at: cursors[list]) {
-                                let column = Int(occurrence >> 32)
-                                frequency += column < weights.count ? weights[column] : 1
-                            }
-                        }
-                        frequencies[list] = frequency
+                        frequencies[list] =
+                            cursors[list] < postings.count && postings.documents[cursors[list]] == document
+                            ? BM25.frequency(of: postings.occurrences(at: cursors[list]), columnWeights: weights) : 0
                     }
                     found.append((number, ranking.score(length: Int(clamping: length), frequencies: frequencies)))
                 }

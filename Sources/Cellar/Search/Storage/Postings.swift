@@ -90,37 +90,14 @@ enum PostingBlock {
         }
     }
 
-    /// The postings of a block whose first document is `first`; `nil` when the bytes are not a block.
+    /// The postings of a block whose first document is `first`; `nil` when the bytes are not a block. (Read as a
+    /// search reads it, by `PostingList.appendBlock`: one reader of the format.)
     static func decode(_ block: UnsafeRawBufferPointer, first: UInt64) -> [Posting]? {
-        var reader = Varint.Reader(block)
-        guard let count = reader.next(), reader.next() != nil, count <= UInt64(block.count) else { return nil }
-        var postings: [Posting] = []
-        postings.reserveCapacity(Int(count))
-        var document = first
-        for _ in 0..<count {
-            guard let delta = reader.next() else { return nil }
-            let (sum, overflow) = document.addingReportingOverflow(delta)
-            guard !overflow else { return nil }
-            document = sum
-            var occurrences: [UInt64] = []
-            var more = true
-            while more {
-                guard let head = reader.next() else { return nil }
-                let column = head >> 1 & 0xF
-                let positions = head >> 5
-                more = head & 1 == 1
-                guard positions > 0, positions <= UInt64(block.count) else { return nil }
-                var position: UInt64 = 0
-                for _ in 0..<positions {
-                    guard let step = reader.next() else { return nil }
-                    position &+= step
-                    guard position <= 0xFFFF_FFFF else { return nil }
-                    occurrences.append(column << 32 | position)
-                }
-            }
-            postings.append(Posting(document: document, occurrences: occurrences))
+        var list = PostingList()
+        guard list.appendBlock(block, first: first, columns: .max) else { return nil }
+        return list.documents.indices.map {
+            Posting(document: list.documents[$0], occurrences: Array(list.occurrences(at: $0)))
         }
-        return postings
     }
 
     /// The count and last document of a block, read from its head; `nil` when damaged.
