@@ -53,7 +53,8 @@ let package = Package(
             dependencies: ["Cellar", "LMDB", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // A second process for the tests that write one store from two processes at once.
-        .executableTarget(name: "cellar-test-helper", dependencies: ["Cellar", "LMDB"]),
+        .executableTarget(name: "cellar-test-helper", dependencies: ["Cellar", "LMDB", "CellarCrashTestSupport"]),
+        .target(name: "CellarCrashTestSupport", dependencies: ["Cellar"]),
         // What the sync tests and their second process share (models, random edits), and that process.
         .target(name: "CellarSyncTestSupport", dependencies: ["Cellar", "CellarSyncProtocol"]),
         .executableTarget(name: "cellar-sync-helper", dependencies: ["CellarSync", "CellarSyncTestSupport"]),
@@ -64,7 +65,7 @@ let package = Package(
         .testTarget(
             name: "CellarTests",
             dependencies: [
-                "Cellar", "CellarMacros", "LMDB", "cellar-test-helper", "CellarTool",
+                "Cellar", "CellarMacros", "LMDB", "cellar-test-helper", "CellarTool", "CellarCrashTestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),

@@ -23,10 +23,15 @@
 //   cellar-test-helper notes-on-request <folder>  for each line "<id> <text>" read from stdin, save a note with that
 //                                                 text (a line of an id alone deletes it) in its own transaction, and
 //                                                 print "ok" once committed; exit at the end of stdin
+//   cellar-test-helper crash-workload <folder> <workload> <durability> <short|long> <file>
+//                                                 run a power-loss workload (`CrashWorkload`), writing each
+//                                                 transaction's number to <file> (named *.acknowledged) once its
+//                                                 commit returned: run under the write log of Tests/PowerLoss
 //   cellar-test-helper slow-observers <folder>    commit 10,000 one-ticket updates while one observer pulls every
 //                                                 50 ms and a callback's handler blocks; print "heap <bytes in use
 //                                                 after 1,000 commits> <after 10,000> <deliveries>"
 import Cellar
+import CellarCrashTestSupport
 import Foundation
 import LMDB
 
@@ -259,6 +264,22 @@ case (3, "notes-on-request"):
                 }
             }
             FileHandle.standardOutput.write(Data("ok\n".utf8))
+        }
+    } catch {
+        fail("\(error)")
+    }
+case (7, "crash-workload"):
+    guard let workload = CrashWorkload(rawValue: arguments[3]),
+        let durability = ["full": Configuration.Durability.full, "relaxed": .relaxed, "none": .none][arguments[4]]
+    else {
+        fail("usage: cellar-test-helper crash-workload <folder> <workload> <full|relaxed|none> <short|long> <file>")
+    }
+    do {
+        let acknowledged = try FileHandle(forWritingTo: URL(fileURLWithPath: arguments[6]))
+        try workload.run(at: URL(fileURLWithPath: arguments[2]), durability: durability, long: arguments[5] == "long") {
+            number, _ in
+            // One write call a number: the write log records it between the file writes around it.
+            try acknowledged.write(contentsOf: Data("\(number)\n".utf8))
         }
     } catch {
         fail("\(error)")
