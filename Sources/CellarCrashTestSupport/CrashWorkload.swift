@@ -192,23 +192,36 @@ public enum CrashWorkload: String, CaseIterable, Sendable {
         return states
     }
 
+    /// A store that would not open, and why: told apart from errors reading a store that opened.
+    public struct Refused: Error {
+        public var error: StoreError
+    }
+
     /// Opens the store at `folder` as an app would at launch, and describes what it held: for the migration, items of
     /// version 1 (lines starting "v1 ") when the migration had not committed, read before opening migrates them.
-    public func open(at folder: URL, durability: Configuration.Durability) throws -> (
-        description: [String], store: Store
-    ) {
+    ///
+    /// - Throws: `Refused` when the store does not open; any error of reading it once open.
+    public func open(
+        at folder: URL, durability: Configuration.Durability
+    ) throws -> (description: [String], store: Store) {
         var description: [String]?
         if self == .migration {
             var before = Configuration(models: [CrashItemV1.self])
             before.readOnly = true
+            let store: Store?
             do {
-                let store = try Store(at: folder, configuration: before)
-                description = try Self.describe(CrashItemV1.self, in: store).map { "v1 " + $0 }
+                store = try Store(at: folder, configuration: before)
             } catch StoreError.schemaVersionTooLow {
-                // Migrated already.
+                store = nil  // migrated already
+            } catch {
+                throw Refused(error: error)
             }
+            if let store { description = try Self.describe(CrashItemV1.self, in: store).map { "v1 " + $0 } }
         }
-        let store = try Store(at: folder, configuration: configuration(durability))
+        let store: Store
+        do { store = try Store(at: folder, configuration: configuration(durability)) } catch {
+            throw Refused(error: error)
+        }
         return (try description ?? describe(store), store)
     }
 }

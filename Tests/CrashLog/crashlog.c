@@ -7,14 +7,16 @@
 //   'W' offset length <length bytes>  a write of data.mdb, as the kernel took it (not yet on the disk)
 //   'D' offset length <length bytes>  a write through a descriptor opened with O_DSYNC or O_SYNC: on the disk when
 //                                     the call returned
-//   'S'                               fsync, fdatasync, msync or sync_file_range of data.mdb: what was written is on
-//                                     the disk
+//   'S'                               fsync or fdatasync of data.mdb: what was written is on the disk (Cellar maps
+//                                     the file without MDB_WRITEMAP, so LMDB writes it only through these calls)
 //   'T' length                        ftruncate of data.mdb
 //   'A' number                        the program says: transaction <number> returned from its commit (it writes
 //                                     the number, as text, to a file whose name ends in ".acknowledged")
 // Writes that fail are not recorded. Calls are serialized by a lock, so the log's order is the order the calls
 // returned in.
 #define _GNU_SOURCE
+// Fortified headers define open() inline, which would clash with the definitions below.
+#undef _FORTIFY_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -25,7 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -95,8 +96,9 @@ static void wrote(int fd, uint64_t offset, ssize_t done, const struct iovec *iov
     if (k == DATA || k == DATA_SYNC) record(k == DATA ? 'W' : 'D', offset, (uint64_t)done, iov, iovcnt);
 }
 
+// The mode argument is there only with O_CREAT or O_TMPFILE (whose bits include O_DIRECTORY's).
 static mode_t mode_of(int flags, va_list args) {
-    return (flags & (O_CREAT | O_TMPFILE)) ? (mode_t)va_arg(args, int) : 0;
+    return ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE) ? (mode_t)va_arg(args, int) : 0;
 }
 
 int open(const char *path, int flags, ...) {
@@ -227,30 +229,6 @@ int fdatasync(int fd) {
     REAL(fdatasync);
     pthread_mutex_lock(&lock);
     int result = synced(fd, real_fdatasync(fd));
-    pthread_mutex_unlock(&lock);
-    return result;
-}
-
-int sync_file_range(int fd, off_t offset, off_t count, unsigned int flags) {
-    REAL(sync_file_range);
-    pthread_mutex_lock(&lock);
-    // Only a range, and no promise about the disk's cache: recorded as no sync at all.
-    int result = real_sync_file_range(fd, offset, count, flags);
-    pthread_mutex_unlock(&lock);
-    return result;
-}
-
-int msync(void *address, size_t length, int flags) {
-    REAL(msync);
-    pthread_mutex_lock(&lock);
-    int result = real_msync(address, length, flags);
-    // Cellar's stores map data.mdb without MDB_WRITEMAP: an msync there writes nothing the log lacks; it is the only
-    // mapping the process syncs, so a successful MS_SYNC counts as a sync of data.mdb.
-    if (result == 0 && (flags & MS_SYNC)) {
-        for (int fd = 0; fd < MAX_FDS; fd++) {
-            if (kinds[fd] == DATA) { record('S', 0, 0, NULL, 0); break; }
-        }
-    }
     pthread_mutex_unlock(&lock);
     return result;
 }

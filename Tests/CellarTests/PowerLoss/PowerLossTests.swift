@@ -28,6 +28,7 @@ struct PowerLossTests {
         /// disk before its acknowledgement).
         var openedAt: [Int: Int] = [:]
         var refused: [String: Int] = [:]
+        /// Opened, and then `verifyIntegrity()` reported problems or a record could not be read (`.none` only).
         var damaged = 0
         /// Opened without integrity problems, holding no state the workload went through (`.none` only).
         var mixed = 0
@@ -40,7 +41,7 @@ struct PowerLossTests {
                 + (opened.isEmpty ? "none" : opened.joined(separator: ", "))
                 + (refused.isEmpty
                     ? "" : "; refused \(refused.map { "\($0.value) (\($0.key))" }.joined(separator: ", "))")
-                + (damaged == 0 ? "" : "; \(damaged) opened with integrity problems")
+                + (damaged == 0 ? "" : "; \(damaged) opened with problems reading them")
                 + (mixed == 0 ? "" : "; \(mixed) opened sound holding no state the workload went through")
         }
     }
@@ -65,7 +66,9 @@ struct PowerLossTests {
         ]
         var environment = ProcessInfo.processInfo.environment
         environment["CELLAR_CRASH_LOG"] = log.path
-        environment["LD_PRELOAD"] = try Self.writeLogLibrary().path
+        // After what is preloaded already (a sanitizer's runtime must come first).
+        environment["LD_PRELOAD"] = ([environment["LD_PRELOAD"]].compactMap { $0 } + [try Self.writeLogLibrary().path])
+            .joined(separator: " ")
         helper.environment = environment
         try helper.run()
         helper.waitUntilExit()
@@ -74,10 +77,9 @@ struct PowerLossTests {
         let writes = try WriteLog(contentsOf: log)
         let expected = try workload.expectedStates(in: folder.url.appendingPathComponent("expected"), long: Self.long)
         var random = SeededGenerator(seed: UInt64(workload.rawValue.utf8.count * 31 + "\(durability)".utf8.count))
-        let states = writes.crashStates(base: base, variants: Self.long ? 12 : 3, using: &random)
-        #expect(states.count > 50)
         var tally = Tally()
-        for (number, state) in states.enumerated() {
+        try writes.forEachCrashState(base: base, variants: Self.long ? 12 : 3, using: &random) { state in
+            let number = tally.states
             tally.states += 1
             if state.torn > 0 { tally.torn += 1 }
             let opened = folder.url.appendingPathComponent("state-\(number)")
@@ -88,32 +90,42 @@ struct PowerLossTests {
                 "state \(number) (cut after \(state.cut) of \(writes.operations.count) operations, transaction "
                 + "\(state.acknowledged) acknowledged, \(state.kept) of \(state.unsynced) unsynced writes kept, "
                 + "\(state.torn) torn)"
+            let description: [String]
+            let problems: [String]
             do {
-                let (description, store) = try workload.open(at: opened, durability: durability)
-                let problems = try store.verifyIntegrity().problems
-                let count = expected.firstIndex(of: description)
-                if let count { tally.openedAt[state.acknowledged - count, default: 0] += 1 }
-                if !problems.isEmpty { tally.damaged += 1 }
-                switch durability {
-                case .full, .relaxed:
-                    #expect(problems.isEmpty, "\(what): \(problems)")
-                    let kept = try #require(count, "\(what) holds no state of the workload: \(description)")
-                    let least = durability == .full ? state.acknowledged : state.acknowledged - 1
-                    #expect(kept >= least, "\(what) lost acknowledged transactions: it holds \(kept)")
-                    #expect(kept <= state.acknowledged + 1, "\(what) holds \(kept) transactions")
-                case .none:
-                    // Anything may be lost, as documented: what was seen is counted.
-                    if problems.isEmpty, count == nil { tally.mixed += 1 }
-                }
-            } catch let error as StoreError {
-                tally.refused[Self.kind(of: error), default: 0] += 1
-                // A store whose first transaction had not reached the disk may be refused in words: nothing of it
-                // was acknowledged. Past that, a durable store always opens.
+                let opened = try workload.open(at: opened, durability: durability)
+                description = opened.description
+                problems = try opened.store.verifyIntegrity().problems
+            } catch let refused as CrashWorkload.Refused {
+                tally.refused[Self.kind(of: refused.error), default: 0] += 1
+                // A new store whose first commit had not reached the disk may be refused in words: nothing of it was
+                // acknowledged, and nothing was there before. Past that, a durable store always opens.
                 if durability != .none {
-                    #expect(state.acknowledged == 0, "\(what) was refused: \(error)")
+                    #expect(base.isEmpty && state.acknowledged == 0, "\(what) was refused: \(refused.error)")
                 }
+                return
+            } catch {
+                // Opened, and then its records or indexes could not be read.
+                tally.damaged += 1
+                if durability != .none { Issue.record("\(what) opened, and then: \(error)") }
+                return
+            }
+            let count = expected.firstIndex(of: description)
+            if let count { tally.openedAt[state.acknowledged - count, default: 0] += 1 }
+            if !problems.isEmpty { tally.damaged += 1 }
+            switch durability {
+            case .full, .relaxed:
+                #expect(problems.isEmpty, "\(what): \(problems)")
+                let kept = try #require(count, "\(what) holds no state of the workload: \(description)")
+                let least = durability == .full ? state.acknowledged : state.acknowledged - 1
+                #expect(kept >= least, "\(what) lost acknowledged transactions: it holds \(kept)")
+                #expect(kept <= state.acknowledged + 1, "\(what) holds \(kept) transactions")
+            case .none:
+                // Anything may be lost, as documented: what was seen is counted.
+                if problems.isEmpty, count == nil { tally.mixed += 1 }
             }
         }
+        #expect(tally.states > 50)
         print("power loss, \(workload.rawValue), durability .\(durability): \(tally)")
     }
 

@@ -25,6 +25,8 @@ struct WriteLog {
             var value: UInt64 = 0
             for byte in data[offset..<offset + 8].reversed() { value = value << 8 | UInt64(byte) }
             offset += 8
+            // A file offset or a length, far below this: anything else is a damaged log.
+            guard value < 1 << 48 else { throw CocoaError(.fileReadCorruptFile) }
             return Int(value)
         }
         while offset < data.count {
@@ -65,8 +67,12 @@ struct WriteLog {
     /// operations, the file with every write up to the last sync and every durable write, and of the writes since
     /// the last sync none, all, and `variants` random subsets (in the order issued), some of them torn (a prefix of
     /// whole 512-byte sectors).
-    func crashStates(base: [UInt8], variants: Int, using random: inout some RandomNumberGenerator) -> [CrashState] {
-        var states: [CrashState] = []
+    ///
+    /// The states are made one at a time and handed to `body`: a long log has thousands, each a whole file.
+    func forEachCrashState(
+        base: [UInt8], variants: Int, using random: inout some RandomNumberGenerator,
+        _ body: (CrashState) throws -> Void
+    ) rethrows {
         var synced = base
         var lastSync = 0
         var acknowledged = 0
@@ -117,13 +123,12 @@ struct WriteLog {
                     default: break
                     }
                 }
-                states.append(
+                try body(
                     CrashState(
                         image: image, cut: cut, acknowledged: acknowledged, unsynced: unsynced.count,
                         kept: choice.count, torn: choice.values.filter { $0 != nil }.count))
             }
         }
-        return states
     }
 
     private static func apply(_ operation: Operation, to image: inout [UInt8]) {

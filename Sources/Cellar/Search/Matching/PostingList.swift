@@ -38,9 +38,8 @@ struct PostingList {
                 let kept = columns & (1 << UInt32(column)) != 0
                 var position: UInt64 = 0
                 for _ in 0..<positions {
-                    guard let step = reader.next() else { return false }
-                    position &+= step
-                    guard position <= 0xFFFF_FFFF else { return false }
+                    guard let step = reader.next(), step <= 0xFFFF_FFFF - position else { return false }
+                    position += step
                     if kept { occurrences.append(column << 32 | position) }
                 }
             }
