@@ -181,3 +181,57 @@ func checkProperty<InA, InB, OutA, OutB>(
         count: count, input: zip(first, second), isolation: isolation, sourceLocation: sourceLocation
     ) { values in try await body(values.0, values.1) }
 }
+
+/// `cellar-test-helper` run with `arguments`, fed lines on its input and read line by line from its output: a second
+/// process that commits when told.
+struct HelperOnRequest {
+    private let input = Pipe()
+    private let exited: AsyncStream<Int32>
+    /// What it prints, a line at a time.
+    let lines: AsyncStream<String>
+
+    init(_ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = try builtExecutable()
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        // Its end is awaited, not its output's: a process started meanwhile elsewhere may hold the pipe open.
+        let (exited, exit) = AsyncStream<Int32>.makeStream()
+        process.terminationHandler = { process in
+            exit.yield(process.terminationStatus)
+            exit.finish()
+        }
+        self.exited = exited
+        try process.run()
+        lines = Self.lines(of: output.fileHandleForReading)
+    }
+
+    /// Writes `line` and a line end to its input.
+    func send(_ line: String) throws { try input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8)) }
+
+    /// Closes its input and waits for it to exit; its exit status.
+    func finish() async -> Int32? {
+        try? input.fileHandleForWriting.close()
+        return await exited.first { _ in true }
+    }
+
+    /// The lines read from `file` until it ends, read on a thread of their own: no task of the cooperative pool, which
+    /// the observer needs, waits for the other process.
+    private static func lines(of file: FileHandle) -> AsyncStream<String> {
+        let (lines, continuation) = AsyncStream<String>.makeStream()
+        Thread {
+            var pending = Data()
+            while case let data = file.availableData, !data.isEmpty {
+                pending += data
+                while let end = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    continuation.yield(String(decoding: pending[pending.startIndex..<end], as: UTF8.self))
+                    pending = Data(pending[(end + 1)...])
+                }
+            }
+            continuation.finish()
+        }.start()
+        return lines
+    }
+}

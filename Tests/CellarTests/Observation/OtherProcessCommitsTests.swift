@@ -52,25 +52,12 @@ struct OtherProcessCommitsTests {
 
         let disturbance = Disturbance(meanwhile, store: store)
         defer { disturbance.stop() }
-        let helper = Process()
-        helper.executableURL = try builtExecutable()
-        helper.arguments = ["insert-on-request", folder.url.path]
-        let input = Pipe()
-        let output = Pipe()
-        helper.standardInput = input
-        helper.standardOutput = output
-        // Its end is awaited, not its output's: a process started meanwhile elsewhere may hold the pipe open.
-        let (exited, exit) = AsyncStream<Int32>.makeStream()
-        helper.terminationHandler = { process in
-            exit.yield(process.terminationStatus)
-            exit.finish()
-        }
-        try helper.run()
-        var printed = Self.lines(of: output.fileHandleForReading).makeAsyncIterator()
+        let helper = try HelperOnRequest(["insert-on-request", folder.url.path])
+        var printed = helper.lines.makeAsyncIterator()
         for round in 1...looking.rounds {
             // Disturbed while the other process commits, and for a while after.
             disturbance.go(Int.max)
-            try input.fileHandleForWriting.write(contentsOf: Data("insert\n".utf8))
+            try helper.send("insert")
             let id = try #require(await printed.next().flatMap { Int64($0) }, "the helper printed no id")
             disturbance.go(50)
             // Generous: the poll alone looks every 50 ms, and a busy machine may not run the observer for seconds.
@@ -80,26 +67,7 @@ struct OtherProcessCommitsTests {
                 break
             }
         }
-        try input.fileHandleForWriting.close()
-        #expect(await exited.first { _ in true } == 0, "the helper exits once its input ends")
-    }
-
-    /// The lines read from `file` until it ends, read on a thread of their own: no task of the cooperative pool, which
-    /// the observer needs, waits for the other process.
-    static func lines(of file: FileHandle) -> AsyncStream<String> {
-        let (lines, continuation) = AsyncStream<String>.makeStream()
-        Thread {
-            var pending = Data()
-            while case let data = file.availableData, !data.isEmpty {
-                pending += data
-                while let end = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                    continuation.yield(String(decoding: pending[pending.startIndex..<end], as: UTF8.self))
-                    pending = Data(pending[(end + 1)...])
-                }
-            }
-            continuation.finish()
-        }.start()
-        return lines
+        #expect(await helper.finish() == 0, "the helper exits once its input ends")
     }
 
     /// What this process does meanwhile, on a thread of its own, when told how many times.

@@ -113,20 +113,8 @@ struct FullTextAcrossFeaturesTests {
         defer { observer.cancel() }
         #expect(await holds(within: .seconds(30)) { seen.withLock { $0 } == [] })
 
-        let helper = Process()
-        helper.executableURL = try builtExecutable()
-        helper.arguments = ["notes-on-request", folder.url.path]
-        let input = Pipe()
-        let output = Pipe()
-        helper.standardInput = input
-        helper.standardOutput = output
-        let (exited, exit) = AsyncStream<Int32>.makeStream()
-        helper.terminationHandler = { process in
-            exit.yield(process.terminationStatus)
-            exit.finish()
-        }
-        try helper.run()
-        var printed = OtherProcessCommitsTests.lines(of: output.fileHandleForReading).makeAsyncIterator()
+        let helper = try HelperOnRequest(["notes-on-request", folder.url.path])
+        var printed = helper.lines.makeAsyncIterator()
         // Each edit of the other process, and the search's results the observer must then deliver, best first.
         let steps: [(line: String, expected: [String])] = [
             ("a The dog ran to the park.", ["a"]),
@@ -137,13 +125,12 @@ struct FullTextAcrossFeaturesTests {
             ("c", ["b"]),
         ]
         for (number, step) in steps.enumerated() {
-            try input.fileHandleForWriting.write(contentsOf: Data((step.line + "\n").utf8))
+            try helper.send(step.line)
             #expect(await printed.next() == "ok", "the helper saved step \(number)")
             let delivered = await holds(within: .seconds(30)) { seen.withLock { $0 } == step.expected }
             #expect(delivered, "step \(number): expected \(step.expected), saw \(seen.withLock { $0 } ?? [])")
         }
-        try input.fileHandleForWriting.close()
-        #expect(await exited.first { _ in true } == 0, "the helper exits once its input ends")
+        #expect(await helper.finish() == 0, "the helper exits once its input ends")
         #expect(try await store.verifyIntegrity().problems == [])
     }
 
