@@ -3,6 +3,12 @@ import CellarCrashTestSupport
 import Foundation
 import Testing
 
+#if os(Linux)
+    private let canPreload = true
+#else
+    private let canPreload = false
+#endif
+
 /// Power cuts, simulated: each workload runs in another process under a preloaded library that records every write
 /// and sync it makes to `data.mdb` (`Tests/CrashLog/crashlog.c`); then every file a power cut could have left at any
 /// point — what was synced, plus none, all or random subsets of the writes since, some torn at a sector boundary — is
@@ -17,7 +23,12 @@ import Testing
 ///   no state the workload went through.
 ///
 /// `CELLAR_TORTURE=long swift test --filter PowerLoss` runs longer workloads with more states each.
-@Suite("Reliability: power loss", .serialized, longTorture ? .timeLimit(.minutes(120)) : .hangGuard)
+///
+/// Linux only: the write log is preloaded with `LD_PRELOAD` (macOS would need `DYLD_INSERT_LIBRARIES` and
+/// interposing, which its protected processes refuse).
+@Suite(
+    "Reliability: power loss", .serialized, .enabled(if: canPreload, "needs LD_PRELOAD (Linux)"),
+    longTorture ? .timeLimit(.minutes(120)) : .hangGuard)
 struct PowerLossTests {
     static let long = longTorture
 
