@@ -3,13 +3,15 @@
 import Cellar
 import Foundation
 
-/// An item with an index and a unique index: inserts, updates and deletes keep three databases in step.
+/// An item with an index, a unique index and a full-text index: inserts, updates and deletes keep five databases in
+/// step.
 public struct CrashItem: Model, Equatable {
     public var id: Int
     public var name: String
     public var group: Int
     public var note: String
-    public static let schema = Schema<CrashItem>(indexes: [.index(\.group), .unique(\.name)])
+    public static let schema = Schema<CrashItem>(
+        indexes: [.index(\.group), .unique(\.name), .fullText(\.name, \.note)])
 }
 
 /// An owner whose pets go with it (a cascade), and whose links are rewritten as pets move.
@@ -43,7 +45,7 @@ public struct CrashItemV1: Model, Equatable {
 /// A sequence of numbered transactions, the same on every run: what the store holds after the first `k` of them is
 /// known, so a state a power cut left is compared with each such state.
 public enum CrashWorkload: String, CaseIterable, Sendable {
-    /// Items inserted, updated and deleted under an index and a unique index.
+    /// Items inserted, updated and deleted under an index, a unique index and a full-text index.
     case inserts
     /// Owners and pets: links added, moved between owners, and owners deleted with their pets (a cascade).
     case links
@@ -129,7 +131,7 @@ public enum CrashWorkload: String, CaseIterable, Sendable {
                 try tx.insert(
                     CrashItem(
                         id: id, name: "item-\(id)", group: id % 5,
-                        note: String(repeating: "n", count: (id * 37) % 900)))
+                        note: "walk \(id % 7) " + String(repeating: "n", count: (id * 37) % 900)))
             }
             if var earlier = try tx.object(CrashItem.self, id: 3 * (number - 1)) {
                 earlier.group += 10
