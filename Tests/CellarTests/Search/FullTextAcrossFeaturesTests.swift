@@ -201,6 +201,9 @@ struct FullTextAcrossFeaturesTests {
             try store.write { tx in
                 for number in 0..<20 { try tx.insert(RenamedNote(id: "n\(number)", text: "dog \(number)")) }
             }
+            // The store reads the texts through the type: its search and its check see them under any stored name.
+            #expect(try ids(store.objects(RenamedNote.self).where(.matches("\"dog 7\""))) == ["n7"])
+            #expect(try store.verifyIntegrity().problems == [])
         }
         let sound = try CellarToolTests.cellar("verify", folder.url.path)
         #expect(sound.status == 0, "\(sound.output)")
