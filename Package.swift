@@ -33,7 +33,9 @@ let package = Package(
             providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
         ),
         .target(name: "LMDB", dependencies: ["CLMDB"]),
-        .target(name: "Cellar", dependencies: ["LMDB", "CellarSyncProtocol"]),
+        // CRC-32C of records, with the CPU's instruction where it has one.
+        .target(name: "CCRC32C"),
+        .target(name: "Cellar", dependencies: ["LMDB", "CCRC32C", "CellarSyncProtocol"]),
         .target(name: "CellarSyncProtocol"),
         .target(name: "CellarSync", dependencies: ["Cellar", "CellarSyncProtocol"]),
         .macro(

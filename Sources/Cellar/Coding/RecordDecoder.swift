@@ -97,18 +97,18 @@ final class RecordDecoder {
     func decodeRecord<M: Model>(
         _ type: M.Type, from bytes: UnsafeRawBufferPointer, dictionary: KeyDictionary
     ) throws -> M {
-        if bytes.first != RecordFormat.version { try Self.checkVersion(bytes) }
-        var reader = RecordReader(decoder: self, dictionary: dictionary, bytes: bytes, offset: 1)
+        var reader = RecordReader(decoder: self, dictionary: dictionary, bytes: try Self.body(of: bytes), offset: 1)
         return try M._readRecord(&reader)
     }
 
-    /// Refuses bytes that do not start with the record format's version.
-    private static func checkVersion(_ bytes: UnsafeRawBufferPointer) throws {
-        guard bytes.first == RecordFormat.version else {
-            throw DecodingError.dataCorrupted(
-                .init(
-                    codingPath: [],
-                    debugDescription: "the record does not start with format version \(RecordFormat.version)"))
+    /// The record's format byte and value once its checksum matched; a `DecodingError` saying what is wrong
+    /// otherwise.
+    @inline(__always)
+    private static func body(of bytes: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer {
+        do {
+            return try RecordFormat.body(of: bytes)
+        } catch {
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: error.description))
         }
     }
 
@@ -146,8 +146,7 @@ final class RecordDecoder {
     func decode<T: Decodable>(
         _ type: T.Type, from bytes: UnsafeRawBufferPointer, dictionary: KeyDictionary
     ) throws -> T {
-        try Self.checkVersion(bytes)
-        return try decode(type, from: bytes, at: 1, dictionary: dictionary)
+        try decode(type, from: try Self.body(of: bytes), at: 1, dictionary: dictionary)
     }
 
     /// Decodes the one value that starts at `offset` of `bytes` (a field of a record, as migrations read it).

@@ -165,6 +165,7 @@ final class RecordEncoder {
         fillPendingSuper()
         closeContainers(downTo: 0)
         if let misuse { throw EncodingError.invalidValue(value, .init(codingPath: [], debugDescription: misuse)) }
+        RecordFormat.seal(&buffer)
         return buffer
     }
 

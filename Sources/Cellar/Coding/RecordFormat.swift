@@ -3,7 +3,9 @@ import LMDB
 
 /// The binary record format: self-describing, so any record can be read without its Swift type.
 ///
-/// A record is a format byte (`RecordFormat.version`) and one value. A value is a type byte and a payload:
+/// A record is a format byte (`RecordFormat.version`), one value, and a 4-byte little-endian CRC-32C of the
+/// bytes before it (`RecordChecksum.swift`; records of format 1, written before checksums, end with the value).
+/// A value is a type byte and a payload:
 /// - numbers: fixed-width little-endian (`Int8`…`UInt64`, `Int128`, `UInt128`, `Float`, `Double`); `Bool` as two
 ///   type bytes;
 /// - `String`, `Data`, `URL`, `Decimal` (as its exact decimal text): a varint length and the bytes;
@@ -18,7 +20,10 @@ import LMDB
 /// The lengths let a reader skip values it does not know in constant time.
 @usableFromInline
 enum RecordFormat {
-    static let version: UInt8 = 1
+    /// The format every record is written in: the value followed by its checksum.
+    static let version: UInt8 = 2
+    /// The format of records written before checksums: the value alone. Read, never written.
+    static let uncheckedVersion: UInt8 = 1
     /// The deepest nesting a record may have; deeper input is refused rather than risking the stack.
     static let maximumDepth = 200
 

@@ -22,12 +22,21 @@ package enum RecordValue: Equatable, Sendable {
     case keyed([(key: String, value: RecordValue)])
     case unkeyed([RecordValue])
 
-    struct Malformed: Error {}
+    /// Bytes that are not a record of the format, or that name keys the dictionary does not have.
+    struct Malformed: Error, CustomStringConvertible {
+        /// What is wrong, when it is known: a checksum that does not match, a format byte this version does not read.
+        var damage: RecordFormat.Damage?
+
+        var description: String {
+            damage?.description ?? "the record's bytes do not make a value of the record format"
+        }
+    }
 
     /// Reads a whole record. Throws `Malformed` for bytes that are not a record, or that name keys
     /// `dictionary` does not have.
-    init(record bytes: UnsafeRawBufferPointer, dictionary: KeyDictionary) throws {
-        guard bytes.first == RecordFormat.version else { throw Malformed() }
+    init(record: UnsafeRawBufferPointer, dictionary: KeyDictionary) throws {
+        let bytes: UnsafeRawBufferPointer
+        do { bytes = try RecordFormat.body(of: record) } catch { throw Malformed(damage: error) }
         var reader = ByteReader(bytes, offset: 1)
         self = try Self.read(&reader, dictionary: dictionary, depth: 0)
         guard reader.isAtEnd else { throw Malformed() }

@@ -67,16 +67,18 @@ private struct ModelCheck {
         }
         var primaryKeys = Set<[UInt8]>()
         var done = 0
+        // Records written before checksums: read, but unchecked until they are written again.
+        var unsealed = 0
         let total = model.recordCount
         try txn.walk(records) { entry in
             let primaryKey = Array(entry.key)
             primaryKeys.insert(primaryKey)
             done += 1
             if done % 4_096 == 0 { progress(name, done, total) }
+            if entry.value.first == RecordFormat.uncheckedVersion { unsealed += 1 }
             let value: RecordValue
             do { value = try RecordValue(record: entry.value, dictionary: model.dictionary) } catch {
-                problems.add(
-                    "\(name) \(KeyEncoding.describe(primaryKey)) cannot be decoded: its bytes are not a record")
+                problems.add("\(name) \(KeyEncoding.describe(primaryKey)) cannot be decoded: \(error)")
                 return true
             }
             for position in derived.indices {
@@ -98,6 +100,9 @@ private struct ModelCheck {
         }
         progress(name, done, total)
         var lines = ["\(name): \(counted(done, "record"))"]
+        if unsealed > 0 {
+            lines[0] += " (\(unsealed) written before records carried a checksum: checked as they are written again)"
+        }
         for (check, _) in derived {
             var stored: Set<IndexPair>?
             if let database = try txn.openDatabase(named: check.database) {

@@ -232,7 +232,7 @@ final class MigratingModel {
 
     /// The encoded form of one field's value.
     func encodeField<T: Encodable>(_ value: T) throws(StoreError) -> [UInt8] {
-        Array(try encodeRecord(value).dropFirst())
+        Array(RecordFormat.value(ofEncoded: try encodeRecord(value)))
     }
 
     /// A field's value encoded by `encode` (a declared default), its new keys added to the dictionary.
@@ -270,9 +270,7 @@ final class MigratingModel {
         do {
             return try RecordFields(record: bytes)
         } catch {
-            throw .decodingFailed(
-                model: name, id: KeyEncoding.describe(key), field: "",
-                reason: "the record's bytes are damaged (not a keyed record of format \(RecordFormat.version))")
+            throw .decodingFailed(model: name, id: KeyEncoding.describe(key), field: "", reason: error.description)
         }
     }
 }

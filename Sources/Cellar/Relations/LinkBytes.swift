@@ -64,9 +64,9 @@ enum LinkBytes {
         }
     }
 
-    /// `record` without its links to `targets` in the field whose entry key is `code` (its tag shifted left); `nil`
-    /// when the bytes cannot be vouched for, an id is of another kind, or a target is not in the field. `keyLimit`
-    /// is the loaded key dictionary's (`RecordEntries.keyLimit(of:)`).
+    /// `record` (a record's body, `RecordFormat.body(of:)`) without its links to `targets` in the field whose entry
+    /// key is `code` (its tag shifted left); `nil` when the bytes cannot be vouched for, an id is of another kind, or
+    /// a target is not in the field. `keyLimit` is the loaded key dictionary's (`RecordEntries.keyLimit(of:)`).
     static func removing(
         _ targets: [[UInt8]], fromFieldCoded code: UInt64, isList: Bool, in record: [UInt8], keyLimit: UInt64
     ) -> [UInt8]? {

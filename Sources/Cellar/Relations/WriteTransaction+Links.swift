@@ -99,7 +99,11 @@ extension WriteTransaction {
             state.linkFieldCodes = codes
         }
         let keyLimit = RecordEntries.keyLimit(of: dictionary)
-        var bytes = Array(stored)
+        // Edited only once its checksum vouches for it; otherwise decoded, which says what is wrong. (A record of
+        // the format before checksums is sealed as it is written back.)
+        guard let body = RecordFormat.checkedBody(of: stored) else { return false }
+        var bytes = Array(body)
+        bytes[0] = RecordFormat.version
         var changes: [LinkChange] = []
         for (position, targets) in targetsByLink {
             guard let field = fields[position], let code = codes[position],
@@ -109,6 +113,7 @@ extension WriteTransaction {
             bytes = edited
             changes.append(LinkChange(link: state.info.links[position], added: [], removed: targets))
         }
+        RecordFormat.seal(&bytes)
         do { try txn.put(state.info.records, key: key, value: bytes) } catch { throw lmdbError(error, "write") }
         try applyLinks(changes, primaryKey: key, state: state)
         record(.updated, key: key, state: state)

@@ -30,7 +30,10 @@ final class StoreCore: Sendable {
 
     static let formatKey = Array("format".utf8)
     static let versionKey = Array("version".utf8)
-    static let formatVersion: UInt8 = 1
+    /// The store's format: 2 since records end with a checksum (`RecordFormat.version`). A store of format 1 opens
+    /// as before (its records are read without a checksum and sealed as they are rewritten) and is marked 2 when it
+    /// is opened for writing; an earlier Cellar, which cannot read sealed records, then refuses it in words.
+    static let formatVersion: UInt8 = 2
     /// Up to this size, opening walks every page of the file (about 25 ms at the limit); beyond it, only the pages an
     /// opening reads, and `verifyIntegrity()` walks the rest when asked.
     static let fullPageCheckLimit = 32 << 20
@@ -215,7 +218,7 @@ final class StoreCore: Sendable {
             if configuration.readOnly {
                 databases = try environment.readOpeningDatabases { txn in
                     guard let meta = try txn.openDatabase(named: "_meta"),
-                        try hasFormatMarker(meta, in: txn, path: path)
+                        try storedFormat(meta, in: txn, path: path) != nil
                     else {
                         try refuseForeignEnvironment(in: txn, path: path)
                         throw StoreError.incompatibleFile(path: path, reason: "it is an empty LMDB environment")
@@ -232,7 +235,7 @@ final class StoreCore: Sendable {
                 databases = try environment.write { txn in
                     if try txn.openDatabase(named: "_meta") == nil { try refuseForeignEnvironment(in: txn, path: path) }
                     let meta = try txn.createDatabase(named: "_meta")
-                    if try !hasFormatMarker(meta, in: txn, path: path) {
+                    if try storedFormat(meta, in: txn, path: path).map({ $0 < formatVersion }) ?? true {
                         try txn.put(meta, key: formatKey, value: [formatVersion])
                     }
                     let changeLog = try txn.createDatabase(named: "_changes")
@@ -259,20 +262,20 @@ final class StoreCore: Sendable {
         }
     }
 
-    /// Whether `meta` carries Cellar's format marker; `false` for an empty `_meta` (a store not made yet).
+    /// The format `meta`'s marker names; `nil` for an empty `_meta` (a store not made yet).
     ///
     /// - Throws: `incompatibleFile` for a marker of a newer format, or a `_meta` with entries and no marker.
-    private static func hasFormatMarker(_ meta: Database, in txn: ReadTransaction, path: String) throws -> Bool {
+    private static func storedFormat(_ meta: Database, in txn: ReadTransaction, path: String) throws -> UInt8? {
         if let format = try txn.get(meta, key: formatKey) {
             guard format.count == 1, format[0] <= formatVersion else {
                 throw StoreError.incompatibleFile(path: path, reason: "it was written by a newer version of Cellar")
             }
-            return true
+            return format[0]
         }
         guard try txn.statistics(meta).entries == 0 else {
             throw StoreError.incompatibleFile(path: path, reason: "its _meta database has no Cellar format marker")
         }
-        return false
+        return nil
     }
 
     /// Reconciles the stored schema with `configuration` (migrating when asked) and opens each model's databases, in

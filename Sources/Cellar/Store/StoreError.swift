@@ -114,8 +114,9 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible, Loca
         case .encodingFailed(let model, let reason):
             "A \(model) could not be encoded: \(reason)."
         case .decodingFailed(let model, let id, let field, let reason):
-            "The stored \(model) with id \(id) could not be decoded at '\(field)': \(reason). "
-                + "If the model changed, raise schemaVersion and migrate; otherwise the record is damaged."
+            "The stored \(model) with id \(id) could not be decoded\(field.isEmpty ? "" : " at '\(field)'"): \(reason)"
+                + (RecordFormat.Damage.isChangedRecord(reason)
+                    ? "." : ". If the model changed, raise schemaVersion and migrate; otherwise the record is damaged.")
         case .modelNotRegistered(let model):
             "\(model) is not registered with this store. Add \(model).self to Configuration.models."
         case .duplicateModelName(let model):

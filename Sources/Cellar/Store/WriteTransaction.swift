@@ -479,7 +479,9 @@ public final class WriteTransaction: ReadScope {
         }
         if unlessUnchanged, state.encoder.addedNames.isEmpty {
             do {
-                if try txn.get(state.info.records, key: key)?.equals(record) == true { return false }
+                if let stored = try txn.get(state.info.records, key: key), RecordFormat.sameValue(stored, record) {
+                    return false
+                }
             } catch {
                 throw lmdbError(error, "read")
             }

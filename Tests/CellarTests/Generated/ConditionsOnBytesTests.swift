@@ -251,15 +251,16 @@ struct ConditionsOnBytesTests {
     }
 
     /// `record` with `entry` added to its container, first or last; the container's length and count grow to match.
+    /// (Sealed again, as a writer of the format would: the checksum vouches for the bytes, and the reader is tested.)
     static func adding(_ entry: [UInt8], to record: [UInt8], first: Bool) -> [UInt8] {
-        var record = record
-        let header = 2 + RecordFormat.containerHeaderSize
-        record.insert(contentsOf: entry, at: first ? header : record.count)
-        let length = UInt32(record.count - header)
-        let count = record.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 6, as: UInt32.self) } + 1
-        withUnsafeBytes(of: length.littleEndian) { record.replaceSubrange(2..<6, with: $0) }
-        withUnsafeBytes(of: count.littleEndian) { record.replaceSubrange(6..<10, with: $0) }
-        return record
+        resealed(record) { record in
+            let header = 2 + RecordFormat.containerHeaderSize
+            record.insert(contentsOf: entry, at: first ? header : record.count)
+            let length = UInt32(record.count - header)
+            let count = record.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 6, as: UInt32.self) } + 1
+            withUnsafeBytes(of: length.littleEndian) { record.replaceSubrange(2..<6, with: $0) }
+            withUnsafeBytes(of: count.littleEndian) { record.replaceSubrange(6..<10, with: $0) }
+        }
     }
 
     /// A plain `Codable` model with renamed keys and a transforming `init(from:)`: conditions see decoded values.

@@ -103,10 +103,8 @@ func generatedBytes<T: RecordCodable>(_ value: T, dictionary: KeyDictionary = .e
 func readGenerated<T: RecordCodable>(_ type: T.Type, _ bytes: [UInt8], dictionary: KeyDictionary) throws -> T {
     let decoder = RecordDecoder()  // held here: a reader does not keep its decoder alive
     return try bytes.withUnsafeBytes { raw in
-        guard raw.first == RecordFormat.version else {
-            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "no format version"))
-        }
-        var reader = RecordReader(decoder: decoder, dictionary: dictionary, bytes: raw, offset: 1)
+        var reader = RecordReader(
+            decoder: decoder, dictionary: dictionary, bytes: try RecordFormat.body(of: raw), offset: 1)
         return try withExtendedLifetime(decoder) { try T(record: &reader) }
     }
 }

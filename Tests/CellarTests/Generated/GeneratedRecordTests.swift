@@ -51,7 +51,10 @@ struct GeneratedRecordTests {
         let encoder = RecordEncoder(dictionary: .empty)
         let bytes = try encoder.encodeModel(Probed(id: 1, marker: Marker(n: 3)))
         // The marker's record code writes "xxx"; its `Codable` form would be the number 3.
-        #expect(bytes.suffix(5) == [RecordFormat.ValueType.string.rawValue, 3, 120, 120, 120])
+        #expect(
+            RecordFormat.value(ofEncoded: bytes).suffix(5) == [
+                RecordFormat.ValueType.string.rawValue, 3, 120, 120, 120,
+            ])
         let read = try bytes.withUnsafeBytes {
             try RecordDecoder().decodeRecord(Probed.self, from: $0, dictionary: encoder.absorbAddedNames())
         }

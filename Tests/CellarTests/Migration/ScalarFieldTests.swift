@@ -8,7 +8,7 @@ import Testing
 struct ScalarFieldTests {
     /// The bytes `RecordEncoder` writes for `value`, without the record's format byte.
     static func viaEncoder<T: Encodable>(_ value: T) throws -> [UInt8] {
-        Array(try RecordEncoder(dictionary: .empty).encode(value).dropFirst())
+        Array(RecordFormat.value(ofEncoded: try RecordEncoder(dictionary: .empty).encode(value)))
     }
 
     /// `value` written directly, then read back directly and by the decoder.

@@ -91,7 +91,7 @@ struct CellarToolTests {
         #expect(run.status == 0, "\(run.errors)")
         let lines = run.output.split(separator: "\n").map(String.init)
         #expect(lines.first == "Store \(folder.url.path)")
-        #expect(lines.contains { $0.hasPrefix("  format 1, schema version 1, version ") })
+        #expect(lines.contains { $0.hasPrefix("  format 2, schema version 1, version ") })
         #expect(lines.contains { $0.hasPrefix("  file ") && $0.contains("pages in use") && $0.contains("map 67.1 MB") })
         #expect(lines.contains("  readers: none of other processes (at most 512)"))
         #expect(lines.contains("  Owner: 2 records, auto-increment, next id 3"))
@@ -355,7 +355,9 @@ struct CellarToolTests {
         let run = try Self.cellar("verify", folder.url.path)
         #expect(run.status == 1)
         let problems = run.output.components(separatedBy: "Problems:\n").last ?? ""
-        #expect(problems.contains("  Owner 3 cannot be decoded: its bytes are not a record\n"))
+        #expect(
+            problems.contains(
+                "  Owner 3 cannot be decoded: the record's bytes do not make a value of the record format\n"))
         #expect(problems.contains(#"  u/Owner.name holds the entry "Ann" → Owner 2, which no record gives"#))
         #expect(problems.contains(#"  b/Owner.pups holds the entry "nobody" → Owner 2, which no record gives"#))
         #expect(problems.contains(#"  Owner 2 links through pups to Pup "zed", which does not exist"#))

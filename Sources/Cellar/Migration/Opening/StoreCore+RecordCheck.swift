@@ -6,6 +6,9 @@ import LMDB
 extension StoreCore {
     /// The change that makes opening a migration, when a record of `plan`'s model no longer decodes as `type`;
     /// `nil` when every record reads.
+    ///
+    /// - Throws: `decodingFailed` for a record whose bytes changed after they were written (its checksum does not
+    ///   match): damage, which no migration mends.
     func unreadableRecord(
         of type: any Model.Type, plan: ModelSchemaPlan, in txn: ReadTransaction
     ) throws -> SchemaChange? {
@@ -13,6 +16,10 @@ extension StoreCore {
         let dictionary = try storedDictionary(plan.name, in: txn)
         guard let (key, error) = try type.firstUnreadableRecord(in: txn, records: records, dictionary: dictionary)
         else { return nil }
+        if let damage = error as? RecordFormat.Damage {
+            throw StoreError.decodingFailed(
+                model: plan.name, id: KeyEncoding.describe(key), field: "", reason: damage.description)
+        }
         let failure = DecodingFailure(error)
         let property =
             try failure.path.first ?? plan.schema().properties.first(where: { $0.shape.holdsOpaque })?.name ?? "?"
@@ -48,7 +55,8 @@ struct DecodingFailure {
 }
 
 extension Model {
-    /// The key of the first stored record that does not decode as this model, and the error it gave.
+    /// The key of the first stored record that does not decode as this model, and the error it gave: a
+    /// `RecordFormat.Damage` when the record's checksum or format byte is wrong, a decoding error otherwise.
     static func firstUnreadableRecord(
         in txn: ReadTransaction, records: Database, dictionary: KeyDictionary
     ) throws -> ([UInt8], any Error)? {
@@ -59,7 +67,12 @@ extension Model {
                 _ = try decoder.decodeRecord(Self.self, from: entry.value, dictionary: dictionary)
                 return true
             } catch {
-                found = (Array(entry.key), error)
+                do {
+                    _ = try RecordFormat.body(of: entry.value)
+                    found = (Array(entry.key), error)
+                } catch {
+                    found = (Array(entry.key), error)
+                }
                 return false
             }
         }

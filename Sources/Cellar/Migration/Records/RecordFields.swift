@@ -24,7 +24,14 @@ struct RecordFields {
     private let original: [UInt8]
     var fields: [Field]
 
-    struct Damaged: Error {}
+    /// Bytes that are not a keyed record; `damage` says more when the format byte or the checksum is wrong.
+    struct Damaged: Error, CustomStringConvertible {
+        var damage: RecordFormat.Damage?
+
+        var description: String {
+            damage?.description ?? "the record's bytes are damaged (not a keyed record of the record format)"
+        }
+    }
 
     init() {
         original = []
@@ -32,15 +39,12 @@ struct RecordFields {
     }
 
     /// Parses a record: the format byte, then a keyed container. Damaged bytes throw, never read past the end.
-    init(record bytes: UnsafeRawBufferPointer) throws(Damaged) {
+    init(record: UnsafeRawBufferPointer) throws(Damaged) {
+        let bytes: UnsafeRawBufferPointer
+        do { bytes = try RecordFormat.body(of: record) } catch { throw Damaged(damage: error) }
         original = Array(bytes)
         // Parsed from the caller's bytes: the same as `original`, without a closure that would lose the error type.
-        fields = try Self.parse(bytes)
-    }
-
-    private static func parse(_ bytes: UnsafeRawBufferPointer) throws(Damaged) -> [Field] {
-        guard bytes.first == RecordFormat.version else { throw Damaged() }
-        return try entries(ofKeyedAt: 1, in: bytes)
+        fields = try Self.entries(ofKeyedAt: 1, in: bytes)
     }
 
     /// The entries of the keyed container whose type byte is at `offset`, with their values as ranges of `bytes`.
@@ -120,7 +124,7 @@ struct RecordFields {
         }
     }
 
-    /// The record's bytes.
+    /// The record's bytes, sealed with their checksum.
     var serialized: [UInt8] {
         var bytes: [UInt8] = []
         serialize(into: &bytes)
@@ -133,6 +137,7 @@ struct RecordFields {
         bytes.reserveCapacity(original.count + 64)
         bytes.append(RecordFormat.version)
         original.withUnsafeBytes { Self.appendKeyed(fields, from: $0, to: &bytes) }
+        RecordFormat.seal(&bytes)
     }
 
     /// Appends a keyed container of `fields`, whose stored values are ranges of `source`.

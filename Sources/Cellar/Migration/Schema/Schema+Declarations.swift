@@ -35,7 +35,7 @@ extension Schema {
     public func property<V: Encodable & Sendable>(_ path: KeyPath<M, V> & Sendable, default value: V) -> Schema {
         var schema = self
         schema.declarations.defaultValues[Index<M>.propertyName(path)] = { encoder in
-            Array(try encoder.encode(value).dropFirst())
+            Array(RecordFormat.value(ofEncoded: try encoder.encode(value)))
         }
         return schema
     }

@@ -101,7 +101,17 @@ final class BytesFilter {
         }
     }
 
-    func mayMatch(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    /// Whether the stored `record` may match: `false` only when its bytes show it does not, and its checksum vouches
+    /// for them. The test reads the bytes before the checksum is checked, and a record it turns away is checked then,
+    /// so that each record is checked once (a kept one by its decoding), and a damaged record reaches the decoder,
+    /// which says so, instead of vanishing from the results.
+    @inline(__always)
+    func mayMatch(_ record: UnsafeRawBufferPointer) -> Bool {
+        guard let body = RecordFormat.uncheckedBody(of: record) else { return true }
+        return test(body) || RecordFormat.checkedBody(of: record) == nil
+    }
+
+    private func test(_ bytes: UnsafeRawBufferPointer) -> Bool {
         if let scalar {
             guard let (start, end) = RecordEntries.container(of: bytes) else { return true }
             switch RecordEntries.locate(scalar.code, in: bytes, from: start, to: end, keyLimit: keyLimit) {

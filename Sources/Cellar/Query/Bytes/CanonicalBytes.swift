@@ -21,12 +21,14 @@ final class CanonicalBytes: Sendable {
         var stored: [UInt8] = []
         var ranges: [Range<Int>] = []
         for value in values {
-            // A value alone is a format byte and the value.
-            guard let bytes = try? RecordEncoder(dictionary: .empty).encode(value), bytes.count > 1,
-                let type = RecordFormat.ValueType(byte: bytes[1]), Self.isCanonical(type, bytes[2...])
+            // A value alone is a record of one value: a format byte, the value and a checksum.
+            guard let encoded = try? RecordEncoder(dictionary: .empty).encode(value) else { return nil }
+            let bytes = RecordFormat.value(ofEncoded: encoded)
+            guard let first = bytes.first, let type = RecordFormat.ValueType(byte: first),
+                Self.isCanonical(type, bytes.dropFirst())
             else { return nil }
-            ranges.append(stored.count..<stored.count + bytes.count - 1)
-            stored.append(contentsOf: bytes[1...])
+            ranges.append(stored.count..<stored.count + bytes.count)
+            stored.append(contentsOf: bytes)
         }
         let null = RecordFormat.ValueType.null.rawValue
         self.stored = stored

@@ -15,28 +15,26 @@ struct RecordEntries {
     unowned(unsafe) let decoder: RecordDecoder
     unowned(unsafe) let dictionary: KeyDictionary
 
-    /// The entries of `record`, when it is a record of the current format holding a keyed container; `keyLimit` is
+    /// The entries of a record's `body` (`RecordFormat.body(of:)`), when it holds a keyed container; `keyLimit` is
     /// `dictionary`'s (`keyLimit(of:)`).
     @inline(__always)
-    init?(
-        _ record: UnsafeRawBufferPointer, decoder: RecordDecoder, dictionary: KeyDictionary, keyLimit: UInt64
-    ) {
-        guard let (start, end) = Self.container(of: record) else { return nil }
-        (bytes, self.start, self.end, self.keyLimit) = (record, start, end, keyLimit)
+    init?(_ body: UnsafeRawBufferPointer, decoder: RecordDecoder, dictionary: KeyDictionary, keyLimit: UInt64) {
+        guard let (start, end) = Self.container(of: body) else { return nil }
+        (bytes, self.start, self.end, self.keyLimit) = (body, start, end, keyLimit)
         self.decoder = decoder
         self.dictionary = dictionary
     }
 
-    /// Where the entries of `record` start and end, when it is a record of the current format holding a keyed
-    /// container.
+    /// Where the entries of a record's `body` (its format byte and value, without the checksum) start and end, when
+    /// it holds a keyed container.
     @inline(__always)
-    static func container(of record: UnsafeRawBufferPointer) -> (start: Int, end: Int)? {
+    static func container(of body: UnsafeRawBufferPointer) -> (start: Int, end: Int)? {
         let header = 2 + RecordFormat.containerHeaderSize
-        guard record.count >= header, record[0] == RecordFormat.version,
-            record[1] == RecordFormat.ValueType.keyed.rawValue
+        guard body.count >= header, body[0] == RecordFormat.version || body[0] == RecordFormat.uncheckedVersion,
+            body[1] == RecordFormat.ValueType.keyed.rawValue
         else { return nil }
-        let length = UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 2, as: UInt32.self))
-        guard Int(length) <= record.count - header else { return nil }
+        let length = UInt32(littleEndian: body.loadUnaligned(fromByteOffset: 2, as: UInt32.self))
+        guard Int(length) <= body.count - header else { return nil }
         return (header, header + Int(length))
     }
 
