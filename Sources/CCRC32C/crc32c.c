@@ -1,6 +1,7 @@
 #include "CCRC32C.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #if defined(__x86_64__)
@@ -23,6 +24,9 @@
 static uint32_t table[8][256];
 static int hardware;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+// Set (release) once the tables are built and `hardware` known: 1 for tables, 2 for the instruction. A call reads it
+// (acquire) and pays for `pthread_once` only until then.
+static atomic_int ready;
 
 static void setUp(void) {
     for (uint32_t byte = 0; byte < 256; byte++) {
@@ -43,6 +47,15 @@ static void setUp(void) {
 #else
     hardware = 0;
 #endif
+    atomic_store_explicit(&ready, hardware ? 2 : 1, memory_order_release);
+}
+
+// 2 when the CPU's instruction is used, 1 for the tables.
+static inline int mode(void) {
+    int known = atomic_load_explicit(&ready, memory_order_acquire);
+    if (known != 0) return known;
+    pthread_once(&once, setUp);
+    return atomic_load_explicit(&ready, memory_order_acquire);
 }
 
 static uint64_t load64(const unsigned char *p) {
@@ -76,7 +89,21 @@ __attribute__((target("sse4.2"))) static uint32_t accelerated(uint32_t crc, cons
         count -= 8;
     }
     uint32_t narrow = (uint32_t)wide;
-    while (count-- > 0) narrow = _mm_crc32_u8(narrow, *p++);
+    if (count >= 4) {
+        uint32_t word;
+        memcpy(&word, p, 4);
+        narrow = _mm_crc32_u32(narrow, word);
+        p += 4;
+        count -= 4;
+    }
+    if (count >= 2) {
+        uint16_t half;
+        memcpy(&half, p, 2);
+        narrow = _mm_crc32_u16(narrow, half);
+        p += 2;
+        count -= 2;
+    }
+    if (count > 0) narrow = _mm_crc32_u8(narrow, *p);
     return narrow;
 }
 #define HAS_ACCELERATED 1
@@ -87,26 +114,38 @@ __attribute__((target("crc"))) static uint32_t accelerated(uint32_t crc, const u
         p += 8;
         count -= 8;
     }
-    while (count-- > 0) crc = __crc32cb(crc, *p++);
+    if (count >= 4) {
+        uint32_t word;
+        memcpy(&word, p, 4);
+        crc = __crc32cw(crc, word);
+        p += 4;
+        count -= 4;
+    }
+    if (count >= 2) {
+        uint16_t half;
+        memcpy(&half, p, 2);
+        crc = __crc32ch(crc, half);
+        p += 2;
+        count -= 2;
+    }
+    if (count > 0) crc = __crc32cb(crc, *p);
     return crc;
 }
 #define HAS_ACCELERATED 1
 #endif
 
 uint32_t cellar_crc32c(uint32_t crc, const void *bytes, size_t count) {
-    pthread_once(&once, setUp);
 #if defined(HAS_ACCELERATED)
-    if (hardware) return ~accelerated(~crc, bytes, count);
+    if (mode() == 2) return ~accelerated(~crc, bytes, count);
+#else
+    (void)mode();
 #endif
     return ~portable(~crc, bytes, count);
 }
 
 uint32_t cellar_crc32c_portable(uint32_t crc, const void *bytes, size_t count) {
-    pthread_once(&once, setUp);
+    (void)mode();
     return ~portable(~crc, bytes, count);
 }
 
-int cellar_crc32c_uses_hardware(void) {
-    pthread_once(&once, setUp);
-    return hardware;
-}
+int cellar_crc32c_uses_hardware(void) { return mode() == 2; }

@@ -79,6 +79,8 @@ private struct ModelCheck {
             let value: RecordValue
             do { value = try RecordValue(record: entry.value, dictionary: model.dictionary) } catch {
                 problems.add("\(name) \(KeyEncoding.describe(primaryKey)) cannot be decoded: \(error)")
+                for position in derived.indices { derived[position].check.skip(primaryKey) }
+                for position in fullTextChecks.indices { fullTextChecks[position].skip(primaryKey: primaryKey) }
                 return true
             }
             for position in derived.indices {

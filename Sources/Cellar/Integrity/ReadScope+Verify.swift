@@ -33,6 +33,8 @@ extension ReadScope {
                 value = try decode(M.self, bytes, key: key, info: info, dictionary: &dictionary)
             } catch {
                 problems.add("\(model) \(KeyEncoding.describe(primaryKey)) cannot be decoded: \(error)")
+                for position in checks.indices { checks[position].skip(primaryKey) }
+                for position in fullTextChecks.indices { fullTextChecks[position].skip(primaryKey: primaryKey) }
                 continue
             }
             for (position, index) in M.schema.indexes.enumerated() {
