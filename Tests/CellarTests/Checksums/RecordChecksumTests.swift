@@ -123,7 +123,7 @@ struct RecordChecksumTests {
             for id in Int64(1)...5 {
                 try tx.insert(Sealed(id: id, name: "s\(id)", age: Int(id), note: id == 3 ? marker : "plain \(id)"))
             }
-            try tx.insert(SealedOwner(id: 1, name: "Ann", friends: [Link(id: 2), Link(id: 3)]))
+            try tx.insert(SealedOwner(id: 1, name: "owner-marker-9b1d", friends: [Link(id: 2), Link(id: 3)]))
         }
     }
 
@@ -180,6 +180,23 @@ struct RecordChecksumTests {
         try store.write { tx in try tx.delete(Sealed.self, id: 3) }
         #expect(try store.objects(Sealed.self).results().map(\.id) == [1, 2, 4, 5])
         #expect(try store.object(SealedOwner.self, id: 1)?.friends.map(\.id) == [2])
+        #expect(try store.verifyIntegrity().problems == [])
+    }
+
+    /// A changed record of a `@Record` model, read through its generated code, is named the same way; a delete rule
+    /// that must rewrite it (to drop a link) stops there and changes nothing, and deleting it is the way out.
+    @Test func aChangedRecordOfARecordModelIsNamedAndADeleteRuleStopsAtIt() throws {
+        try fill()
+        try flipOnDisk("owner-marker-9b1d")
+        let store = try folder.store([Sealed.self, SealedOwner.self])
+        let failure = { (error: any Error) in Self.isChecksumFailure(error, model: "SealedOwner", id: "1") }
+        #expect { try store.object(SealedOwner.self, id: 1) } throws: { failure($0) }
+        #expect { try store.objects(SealedOwner.self).where(\.name == "x").results() } throws: { failure($0) }
+        #expect { try store.write { tx in try tx.delete(Sealed.self, id: 2) } } throws: { failure($0) }
+        #expect(try store.object(Sealed.self, id: 2) != nil)
+        try store.write { tx in try tx.delete(SealedOwner.self, id: 1) }
+        try store.write { tx in try tx.delete(Sealed.self, id: 2) }
+        #expect(try store.objects(Sealed.self).results().map(\.id) == [1, 3, 4, 5])
         #expect(try store.verifyIntegrity().problems == [])
     }
 
@@ -310,5 +327,47 @@ struct RecordChecksumTests {
         #expect(try store.object(SealedOwner.self, id: 1)?.friends.map(\.id) == [2])
         #expect(try store.object(Sealed.self, id: 2)?.age == 20)
         #expect(try store.verifyIntegrity().problems == [])
+    }
+
+    /// A migration step that edits `Sealed` records with the ids `marking`.
+    static func migration(marking ids: Set<Int64>) -> Configuration {
+        var configuration = Configuration(models: [Sealed.self, SealedOwner.self], schemaVersion: 2)
+        configuration.migrations = [
+            .to(2) { migration in
+                try migration.enumerateRecords(ofType: "Sealed") { record in
+                    if let id = try record.value("id", as: Int64.self), ids.contains(id) {
+                        try record.set("note", to: "migrated \(id)")
+                    }
+                }
+            }
+        ]
+        return configuration
+    }
+
+    /// A migration reads records of either format and writes what it changes sealed.
+    @Test func aMigrationSealsWhatItRewrites() throws {
+        try fill()
+        try writeAsBeforeChecksums()
+        let store = try Store(at: folder.url, configuration: Self.migration(marking: [2, 4]))
+        #expect(try storedFormats(store, Sealed.self) == ["1": 1, "2": 2, "3": 1, "4": 2, "5": 1])
+        #expect(
+            try store.objects(Sealed.self).results().map(\.note) == [
+                "plain 1", "migrated 2", "checksum-marker-7f3a", "migrated 4", "plain 5",
+            ])
+        #expect(try store.verifyIntegrity().problems == [])
+    }
+
+    /// A record whose checksum fails stops a migration that reads it, naming the record, and leaves the store as it
+    /// was.
+    @Test func aMigrationStopsAtAChangedRecord() throws {
+        try fill()
+        try flipOnDisk("checksum-marker-7f3a")
+        let before = try Data(contentsOf: folder.url.appendingPathComponent("data.mdb"))
+        #expect {
+            try Store(at: folder.url, configuration: Self.migration(marking: [3]))
+        } throws: { error in
+            "\(error)".contains("Sealed with id 3") && "\(error)".contains("the record's checksum")
+        }
+        #expect(try Data(contentsOf: folder.url.appendingPathComponent("data.mdb")) == before)
     }
 }
