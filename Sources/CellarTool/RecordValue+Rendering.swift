@@ -65,9 +65,7 @@ extension RecordValue {
         }
     }
 
-    private static func dateText(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
-    }
+    private static func dateText(_ date: Date) -> String { StoredDate.iso8601(date) }
 
     /// A string in double quotes with JSON's escapes, which the text form uses too.
     private static func quoted(_ text: String) -> String {

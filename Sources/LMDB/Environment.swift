@@ -116,6 +116,7 @@ public final class Environment: @unchecked Sendable {
         guard Self.openFolders.withLock({ $0.insert(folder).inserted }) else { throw .alreadyOpen }
         self.folder = folder
         do {
+            try Self.checkMetaPages(of: path + "/data.mdb")
             (handle, pageSize, usesLockFile) = try Self.open(path: path, options: options)
         } catch {
             _ = Self.openFolders.withLock { $0.remove(folder) }
@@ -129,6 +130,40 @@ public final class Environment: @unchecked Sendable {
             close()
             throw error
         }
+    }
+
+    /// Throws `damagedMetaPage` for a data file whose meta pages LMDB would accept and then could not survive.
+    ///
+    /// LMDB checks a meta page's flags, magic number and version (`mdb_env_read_header`), then trusts its page size
+    /// and last page: it divides by the one and multiplies the two, and a page size of 0 stops the process with a
+    /// division by zero. A meta page LMDB would refuse itself is left to it, so that its error names the file as
+    /// foreign; a missing or empty file is a new store.
+    static func checkMetaPages(of dataFile: String) throws(LMDBError) {
+        let fd = openForReading(dataFile)
+        guard fd >= 0 else { return }
+        defer { closeDescriptor(fd) }
+        var offset = 0
+        for _ in 0..<2 {
+            var meta = [UInt8](repeating: 0, count: MetaPage.size)
+            let got = meta.withUnsafeMutableBytes { pread(fd, $0.baseAddress, MetaPage.size, off_t(offset)) }
+            guard got == MetaPage.size, let page = MetaPage(meta) else { return }
+            guard page.pageSize >= MetaPage.smallestPageSize, page.pageSize <= MetaPage.largestPageSize,
+                page.pageSize & (page.pageSize - 1) == 0
+            else { throw .damagedMetaPage(reason: "its page size is \(page.pageSize), not a power of two from 512 on") }
+            guard usedBytes(lastPage: page.lastPage, pageSize: page.pageSize) != nil else {
+                throw .damagedMetaPage(reason: "its last page in use, \(page.lastPage), is past any file")
+            }
+            // LMDB reads the second meta page one page size (the first's) into the file.
+            if offset == 0 { offset = page.pageSize }
+        }
+    }
+
+    /// `(lastPage + 1) * pageSize`, the bytes of the pages in use; `nil` when a damaged meta page names a last page
+    /// no file could reach (the product does not fit in an `Int`).
+    static func usedBytes(lastPage: Int, pageSize: Int) -> Int? {
+        guard lastPage >= 0, lastPage < Int.max else { return nil }
+        let (bytes, overflow) = (lastPage + 1).multipliedReportingOverflow(by: pageSize)
+        return overflow ? nil : bytes
     }
 
     private static func open(
@@ -357,7 +392,9 @@ public final class Environment: @unchecked Sendable {
     /// list's trees are walked (with `pread`), and the file is cut only if a page past its end is not free. A walk
     /// that meets a commit of another process halfway may see a torn meta page, so a failed one is tried again.
     private func checkFileLength() throws(LMDBError) {
-        let needed = (info.lastPage + 1) * pageSize
+        guard let needed = Self.usedBytes(lastPage: info.lastPage, pageSize: pageSize) else {
+            throw .damagedMetaPage(reason: "its last page in use, \(info.lastPage), is past any file")
+        }
         if needed <= checkedFileLength.load(ordering: .relaxed) { return }
         var length = try dataFileLength
         for _ in 0..<3 {
@@ -366,10 +403,10 @@ public final class Environment: @unchecked Sendable {
                 return
             }
             if let lastPage = try lastPageIfUnwrittenPagesAreFree(fileLength: length),
-                (lastPage + 1) * pageSize >= needed
+                let used = Self.usedBytes(lastPage: lastPage, pageSize: pageSize), used >= needed
             {
                 // Every page up to `lastPage` is written or free: reading the trees reaches none past the end.
-                checkedFileLength.store((lastPage + 1) * pageSize, ordering: .relaxed)
+                checkedFileLength.store(used, ordering: .relaxed)
                 return
             }
             length = try dataFileLength
@@ -385,7 +422,8 @@ public final class Environment: @unchecked Sendable {
         // The meta pages live in the map, which a growth replaces: read them under the lock.
         mapLock.withShared { _ = mdb_env_info(handle, &raw) }
         return EnvironmentInfo(
-            mapSize: raw.me_mapsize, lastPage: raw.me_last_pgno, lastTransactionID: UInt64(raw.me_last_txnid),
+            mapSize: raw.me_mapsize, lastPage: raw.me_last_pgno,
+            lastTransactionID: UInt64(truncatingIfNeeded: raw.me_last_txnid),
             maxReaders: Int(raw.me_maxreaders), readersInUse: Int(raw.me_numreaders))
     }
 
@@ -405,7 +443,9 @@ public final class Environment: @unchecked Sendable {
     /// the abort-and-retry of a full map.
     private func growIfNearlyFull() throws(LMDBError) {
         let now = info
-        let used = (now.lastPage + 1) * pageSize
+        guard let used = Self.usedBytes(lastPage: now.lastPage, pageSize: pageSize) else {
+            throw .damagedMetaPage(reason: "its last page in use, \(now.lastPage), is past any file")
+        }
         if used > now.mapSize / 4 * 3 { try grow(beyond: now.mapSize) }
     }
 
@@ -459,3 +499,7 @@ public final class Environment: @unchecked Sendable {
 private struct IdleReader: @unchecked Sendable {
     let txn: OpaquePointer
 }
+
+/// `open(2)` for reading and `close(2)`, out of the reach of `Environment`'s own `open` and `close` methods.
+private func openForReading(_ path: String) -> Int32 { open(path, O_RDONLY) }
+private func closeDescriptor(_ fd: Int32) { _ = close(fd) }

@@ -55,6 +55,10 @@ public enum LMDBError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The data file ends before pages its newest version uses (found before LMDB reads them, so no `SIGBUS`):
     /// it was cut, by a full disk or a bad copy. (Free pages past its end are no damage.) Reported with LMDB's `MDB_CORRUPTED` code.
     case truncated(expectedBytes: Int, actualBytes: Int)
+    /// A meta page that LMDB would accept (its flags, magic number and version are right) holds a value LMDB would
+    /// act on and could not survive: a page size of 0 or not a power of two, a last page past any file. Found before
+    /// LMDB reads the file. Reported with LMDB's `MDB_CORRUPTED` code.
+    case damagedMetaPage(reason: String)
     /// This process has an environment open in the folder already; a second one would break LMDB's locks.
     /// Reported with `EBUSY`.
     case alreadyOpen
@@ -112,7 +116,7 @@ public enum LMDBError: Error, Equatable, Sendable, CustomStringConvertible {
         case .badValueSize: MDB_BAD_VALSIZE
         case .badDatabaseHandle: MDB_BAD_DBI
         case .system(let errno): errno
-        case .truncated: MDB_CORRUPTED
+        case .truncated, .damagedMetaPage: MDB_CORRUPTED
         case .alreadyOpen: EBUSY
         case .readOnly: EACCES
         }
@@ -123,6 +127,7 @@ public enum LMDBError: Error, Equatable, Sendable, CustomStringConvertible {
         if case .truncated(let expected, let actual) = self {
             return "the data file is \(actual) bytes long, but its pages in use need \(expected) bytes"
         }
+        if case .damagedMetaPage(let reason) = self { return "a meta page of the data file is damaged: \(reason)" }
         if case .alreadyOpen = self { return "this process has the environment open already" }
         if case .readOnly = self { return "the environment is open read-only" }
         return String(cString: mdb_strerror(code))

@@ -123,6 +123,38 @@ private enum Layout {
     static let reverseDuplicates: UInt16 = 0x40
 }
 
+/// What opening checks of a meta page before LMDB reads it (`Environment.checkMetaPages`).
+struct MetaPage {
+    /// The bytes read: the page header and the meta fields up to the last page's number and the transaction's.
+    static let size = 160
+    /// The page sizes LMDB writes: powers of two, from the smallest a system pages memory in to its largest.
+    static let smallestPageSize = 512
+    static let largestPageSize = 1 << 16
+
+    /// `mm_psize`: the page size, kept in the free list's tree record.
+    let pageSize: Int
+    /// `mm_last_pg`, negative when it does not fit in an `Int`.
+    let lastPage: Int
+
+    /// `nil` when `bytes` lack a meta page's flag, LMDB's magic number or its data version.
+    init?(_ bytes: [UInt8]) {
+        guard bytes.count >= Self.size else { return nil }
+        let fields = bytes.withUnsafeBytes { raw in
+            (
+                flags: raw.loadUnaligned(fromByteOffset: 10, as: UInt16.self),
+                magic: raw.loadUnaligned(fromByteOffset: 16, as: UInt32.self),
+                version: raw.loadUnaligned(fromByteOffset: 20, as: UInt32.self),
+                pageSize: raw.loadUnaligned(fromByteOffset: 40, as: UInt32.self),
+                lastPage: raw.loadUnaligned(fromByteOffset: 136, as: UInt64.self)
+            )
+        }
+        guard fields.flags & Layout.meta != 0, fields.magic == Layout.magic, fields.version == Layout.dataVersion
+        else { return nil }
+        pageSize = Int(fields.pageSize)
+        lastPage = Int(truncatingIfNeeded: fields.lastPage)
+    }
+}
+
 /// An `MDB_db` record: a tree's root, depth and counts.
 private struct TreeRecord {
     /// The key size of `MDB_DUPFIXED` pages.

@@ -16,7 +16,7 @@ public class ReadTransaction {
     }
 
     /// The transaction's ID: the number of the committed version it reads (or, for a write, will create).
-    public var id: UInt64 { UInt64(mdb_txn_id(handle)) }
+    public var id: UInt64 { UInt64(truncatingIfNeeded: mdb_txn_id(handle)) }
 
     /// Opens an existing named database; `nil` when the file holds no database of that name.
     public func openDatabase(named name: String?) throws(LMDBError) -> Database? {

@@ -136,6 +136,59 @@ struct DamagedFileTests {
         #expect(Array(try Data(contentsOf: dataFile(folder))) == bytes)
     }
 
+    /// Meta pages LMDB accepts (flags, magic number and version right) and then could not survive: a page size of 0
+    /// (LMDB divides by it: a fuzzing run's finding, SIGFPE inside `mdb_env_open`), one that is not a power of two,
+    /// and a last page so large that the bytes in use do not fit in an `Int` (the next finding: an overflow trap in
+    /// the check of the file's length). Each is `corruptedFile` before LMDB reads the file, which is left as it was;
+    /// `cellar info` says so too.
+    @Test(arguments: ["page size 0", "page size 3000", "last page 2^62"])
+    func metaPagesLMDBWouldTrustAndNotSurviveAreCorruptedFile(damage: String) throws {
+        let folder = TemporaryFolder()
+        try makeStore(in: folder, dogs: 10)
+        var bytes = Array(try Data(contentsOf: dataFile(folder)))
+        // After the 16-byte page header: the page size is the first field of the free list's tree record (offset
+        // 40), the last page the field at offset 136.
+        for page in [0, 4_096] {
+            switch damage {
+            case "page size 0": bytes.replaceSubrange(page + 40..<page + 44, with: [0, 0, 0, 0])
+            case "page size 3000": bytes.replaceSubrange(page + 40..<page + 44, with: [0xB8, 0x0B, 0, 0])
+            default: bytes.replaceSubrange(page + 136..<page + 144, with: [0, 0, 0, 0, 0, 0, 0, 0x40])
+            }
+        }
+        try Data(bytes).write(to: dataFile(folder))
+        // In another process first: were the check gone, the crash would end that process, not this one.
+        let tool = try CellarToolTests.cellar("info", folder.url.path)
+        #expect(tool.status == 1, "\(tool.output) \(tool.errors)")
+        #expect(tool.errors.contains("a meta page of the data file is damaged"), "\(tool.errors)")
+        guard tool.status == 1 else { return }
+        #expect {
+            _ = try folder.store([Dog.self])
+        } throws: { error in
+            guard case .corruptedFile(_, let reason) = error as? StoreError else { return false }
+            return reason.hasPrefix("a meta page of the data file is damaged: its ")
+        }
+        #expect(Array(try Data(contentsOf: dataFile(folder))) == bytes)
+    }
+
+    /// A transaction number past `Int64.max` in the meta pages (a fuzzing run's finding: a conversion trapped when
+    /// the environment's numbers were read) opens or is refused in words, in `cellar` and in an app.
+    @Test func aTransactionNumberPastInt64DoesNotTrap() throws {
+        let folder = TemporaryFolder()
+        try makeStore(in: folder, dogs: 10)
+        var bytes = Array(try Data(contentsOf: dataFile(folder)))
+        for page in [0, 4_096] { bytes.replaceSubrange(page + 144..<page + 152, with: [0, 0, 0, 0, 0, 0, 0xFE, 0xFF]) }
+        try Data(bytes).write(to: dataFile(folder))
+        let tool = try CellarToolTests.cellar("info", folder.url.path)
+        #expect(tool.status == 0 || tool.status == 1, "\(tool.output) \(tool.errors)")
+        guard tool.status == 0 || tool.status == 1 else { return }
+        do {
+            let store = try folder.store([Dog.self])
+            _ = try store.objects(Dog.self).results()
+        } catch {
+            #expect(error is StoreError)
+        }
+    }
+
     // MARK: Paths and settings
 
     @Test func aFolderPathThatIsAFileSaysSo() throws {

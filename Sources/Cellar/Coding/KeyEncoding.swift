@@ -390,7 +390,7 @@ extension KeyEncoding {
             case .double, .date:
                 guard let bits = popBigEndian(&bytes) else { return hex(key) }
                 let value = Double(bitPattern: bits & (1 << 63) != 0 ? bits ^ (1 << 63) : ~bits)
-                parts.append(tag == Tag.date.rawValue ? "\(Date(timeIntervalSinceReferenceDate: value))" : "\(value)")
+                parts.append(tag == Tag.date.rawValue ? StoredDate.description(value) : "\(value)")
             case .string, .bytes, .url:
                 guard let raw = popEscaped(&bytes) else { return hex(key) }
                 parts.append(
@@ -461,5 +461,26 @@ extension KeyEncoding {
             return nil
         }
         return bytes.isEmpty ? text : nil
+    }
+}
+
+/// Dates read from a store, as messages and `cellar` show them. Foundation's formatting is asked only about dates
+/// between the years 1 and 9999: a damaged key or record can hold any 8 bytes, and Foundation traps on some of them
+/// (a date 10^300 seconds away).
+package enum StoredDate {
+    /// Seconds since 2001 of the first moment of the year 1 and the last of the year 9999.
+    static let describable: ClosedRange<Double> = -63_113_904_000...252_423_993_599
+
+    /// `date`'s `description` (`2001-01-01 00:00:00 +0000`), or its seconds since 2001 when no calendar names it.
+    static func description(_ seconds: Double) -> String {
+        describable.contains(seconds)
+            ? "\(Date(timeIntervalSinceReferenceDate: seconds))" : "\(seconds) seconds from 2001-01-01"
+    }
+
+    /// `date` in ISO 8601 with fractional seconds, or its seconds since 2001 when no calendar names it.
+    package static func iso8601(_ date: Date) -> String {
+        describable.contains(date.timeIntervalSinceReferenceDate)
+            ? date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+            : "\(date.timeIntervalSinceReferenceDate) seconds from 2001-01-01"
     }
 }

@@ -227,7 +227,7 @@ extension StoreError {
                 path: path,
                 reason: "data.mdb is \(actual) bytes long, but the pages it says are in use need \(expected) bytes; "
                     + "it was cut short, by a full disk or an incomplete copy")
-        case .corrupted, .pageNotFound, .panic:
+        case .corrupted, .pageNotFound, .panic, .damagedMetaPage:
             self = .corruptedFile(path: path, reason: error.description)
         case .invalidFile, .versionMismatch:
             self = .incompatibleFile(path: path, reason: error.description)
