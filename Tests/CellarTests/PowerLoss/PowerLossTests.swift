@@ -39,8 +39,12 @@ struct PowerLossTests {
         /// disk before its acknowledgement).
         var openedAt: [Int: Int] = [:]
         var refused: [String: Int] = [:]
-        /// Opened, and then `verifyIntegrity()` reported problems or a record could not be read (`.none` only).
-        var damaged = 0
+        /// Opened, and then a record or an index could not be read (`.none` only), and the first such failure.
+        var readFailed = 0
+        var firstReadFailure: String?
+        /// Opened and read, and then `verifyIntegrity()` reported problems (`.none` only), and the first state's.
+        var unsound = 0
+        var firstProblems: String?
         /// Opened without integrity problems, holding no state the workload went through (`.none` only).
         var mixed = 0
         var torn = 0
@@ -52,7 +56,11 @@ struct PowerLossTests {
                 + (opened.isEmpty ? "none" : opened.joined(separator: ", "))
                 + (refused.isEmpty
                     ? "" : "; refused \(refused.map { "\($0.value) (\($0.key))" }.joined(separator: ", "))")
-                + (damaged == 0 ? "" : "; \(damaged) opened with problems reading them")
+                + (readFailed == 0
+                    ? "" : "; \(readFailed) opened and then failed a read (first: \(firstReadFailure ?? ""))")
+                + (unsound == 0
+                    ? ""
+                    : "; \(unsound) opened with problems verifyIntegrity() reports (first: \(firstProblems ?? ""))")
                 + (mixed == 0 ? "" : "; \(mixed) opened sound holding no state the workload went through")
         }
     }
@@ -117,13 +125,17 @@ struct PowerLossTests {
                 return
             } catch {
                 // Opened, and then its records or indexes could not be read.
-                tally.damaged += 1
+                tally.readFailed += 1
+                if tally.firstReadFailure == nil { tally.firstReadFailure = "\(what): \(error)" }
                 if durability != .none { Issue.record("\(what) opened, and then: \(error)") }
                 return
             }
             let count = expected.firstIndex(of: description)
             if let count { tally.openedAt[state.acknowledged - count, default: 0] += 1 }
-            if !problems.isEmpty { tally.damaged += 1 }
+            if !problems.isEmpty {
+                tally.unsound += 1
+                if tally.firstProblems == nil { tally.firstProblems = "\(what): \(problems.prefix(3))" }
+            }
             switch durability {
             case .full, .relaxed:
                 #expect(problems.isEmpty, "\(what): \(problems)")
