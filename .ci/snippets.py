@@ -122,6 +122,7 @@ def check(path, scratch):
                     "swiftc", "-typecheck", "-swift-version", "6",
                     "-I", os.path.join(BUILD, "Modules"),
                     "-Xcc", "-fmodule-map-file=" + os.path.join(ROOT, "Sources", "CLMDB", "module.modulemap"),
+                    "-Xcc", "-fmodule-map-file=" + os.path.join(ROOT, "Sources", "CCRC32C", "include", "module.modulemap"),
                     "-load-plugin-executable", os.path.join(BUILD, "CellarMacrosPlugin-tool") + "#CellarMacrosPlugin",
                     source,
                 ],

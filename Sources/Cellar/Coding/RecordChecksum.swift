@@ -1,4 +1,4 @@
-import CCRC32C
+internal import CCRC32C
 import Foundation
 
 /// Records that know they changed: each record ends with a CRC-32C of its format byte and value, checked before a
