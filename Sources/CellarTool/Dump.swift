@@ -52,7 +52,8 @@ extension CellarCommand {
                 if let limit, printed >= limit { return false }
                 guard let value = record.value else {
                     damaged += 1
-                    FileHandle.standardError.write(Data("cellar: \(model) \(record.id) cannot be decoded\n".utf8))
+                    FileHandle.standardError.write(
+                        Data("cellar: \(model) \(record.id) cannot be decoded: \(record.unreadable ?? "")\n".utf8))
                     return true
                 }
                 guard conditions.allSatisfy({ $0.holds(for: value) }) else { return true }

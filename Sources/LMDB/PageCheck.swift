@@ -125,11 +125,12 @@ private enum Layout {
 
 /// What opening checks of a meta page before LMDB reads it (`Environment.checkMetaPages`).
 struct MetaPage {
-    /// The bytes read: the page header and the meta fields up to the last page's number and the transaction's.
-    static let size = 160
-    /// The page sizes LMDB writes: powers of two, from the smallest a system pages memory in to its largest.
+    /// The bytes LMDB reads of a meta page before it trusts it (`sizeof(MDB_metabuf)`): the page header and the meta
+    /// fields, through the transaction's number. A shorter file LMDB refuses itself.
+    static let size = 152
+    /// The page sizes LMDB writes: powers of two, from the smallest a system pages memory in to `MAX_PAGESIZE`.
     static let smallestPageSize = 512
-    static let largestPageSize = 1 << 16
+    static let largestPageSize = 1 << 15
 
     /// `mm_psize`: the page size, kept in the free list's tree record.
     let pageSize: Int

@@ -17,6 +17,8 @@ extension RecordFormat {
         case unknownFormat(UInt8?)
         /// Too short to hold the format byte, a value and the checksum.
         case truncated(count: Int)
+        /// A record of format 1 (no checksum) whose value does not end where the record does.
+        case valueDoesNotFill(count: Int)
         /// The checksum does not match the bytes before it.
         case checksumMismatch(stored: UInt32, computed: UInt32)
 
@@ -26,10 +28,22 @@ extension RecordFormat {
             case .unknownFormat(let byte?):
                 "the record starts with \(byte), not a record format this version of Cellar reads (1 or 2)"
             case .truncated(let count): "the record is \(count) bytes long, too short for a value and its checksum"
+            case .valueDoesNotFill(let count):
+                "the record, of the format without a checksum, holds a value that does not fill its \(count) bytes"
             case .checksumMismatch(let stored, let computed):
                 Self.changedRecord + " (\(hex(stored))) does not match its bytes (\(hex(computed))): they changed "
                     + "after they were written (a failing disk or memory, or another program writing into the file); "
                     + "delete the record and write it again, or restore the store from a backup"
+            }
+        }
+
+        /// The damage a decoding error reports (`RecordDecoder` passes it as the underlying error); `nil` for any other
+        /// failure, such as a model that changed.
+        static func underlying(_ error: any Error) -> Damage? {
+            switch error {
+            case let damage as Damage: damage
+            case DecodingError.dataCorrupted(let context): context.underlyingError as? Damage
+            default: nil
             }
         }
 
@@ -59,9 +73,14 @@ extension RecordFormat {
         return UnsafeRawBufferPointer(rebasing: record[..<end])
     }
 
-    /// A record of format 1, or a failure naming the format byte.
+    /// A record of format 1, or a failure naming the format byte. Its value must end where the record ends: a
+    /// sealed record whose format byte changed to 1 is then refused (its checksum follows the value), not read
+    /// unchecked. (The size of a container is read from its header: constant time.)
     private static func formerBody(of record: UnsafeRawBufferPointer) throws(Damage) -> UnsafeRawBufferPointer {
         guard record.first == uncheckedVersion else { throw .unknownFormat(record.first) }
+        guard valueSize(in: record, at: 1, end: record.count) == record.count - 1 else {
+            throw .valueDoesNotFill(count: record.count)
+        }
         return record
     }
 

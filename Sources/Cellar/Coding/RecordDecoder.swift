@@ -108,7 +108,8 @@ final class RecordDecoder {
         do {
             return try RecordFormat.body(of: bytes)
         } catch {
-            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: error.description))
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: [], debugDescription: error.description, underlyingError: error))
         }
     }
 

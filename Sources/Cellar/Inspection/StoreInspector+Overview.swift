@@ -78,6 +78,17 @@ package struct StoredRecord {
     package let id: String
     /// The record's fields; `nil` when its bytes are not a record.
     package let value: RecordValue?
+    /// Why its bytes are not a record (a checksum that does not match, a value cut short); `nil` when they are.
+    package let unreadable: String?
+
+    init(id: String, bytes: UnsafeRawBufferPointer, dictionary: KeyDictionary) {
+        self.id = id
+        do {
+            (value, unreadable) = (try RecordValue(record: bytes, dictionary: dictionary), nil)
+        } catch {
+            (value, unreadable) = (nil, (error as? RecordValue.Malformed ?? RecordValue.Malformed()).description)
+        }
+    }
 }
 
 extension StoreInspector {
@@ -92,8 +103,7 @@ extension StoreInspector {
                 try txn.walk(records) { entry in
                     try body(
                         StoredRecord(
-                            id: KeyEncoding.describe(entry.key),
-                            value: try? RecordValue(record: entry.value, dictionary: model.dictionary)))
+                            id: KeyEncoding.describe(entry.key), bytes: entry.value, dictionary: model.dictionary))
                 }
             }
         } catch let error as LMDBError {

@@ -53,7 +53,7 @@ extension WriteTransaction {
         } catch {
             throw .decodingFailed(
                 model: model, id: KeyEncoding.describe(primaryKey), field: "",
-                reason: "the stored record is damaged; sync cannot read its properties")
+                reason: "sync cannot read its properties: \(error)")
         }
         var hashes: [(name: String, hash: UInt64)] = []
         hashes.reserveCapacity(fields.fields.count)

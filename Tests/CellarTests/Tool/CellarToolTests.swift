@@ -385,7 +385,8 @@ struct CellarToolTests {
         let problems = run.output.components(separatedBy: "Problems:\n").last ?? ""
         #expect(
             problems.contains(
-                "  Owner 3 cannot be decoded: the record's bytes do not make a value of the record format\n"))
+                "  Owner 3 cannot be decoded: the record, of the format without a checksum, holds a value that does "
+                    + "not fill its 3 bytes\n"))
         #expect(problems.contains(#"  u/Owner.name holds the entry "Ann" → Owner 2, which no record gives"#))
         #expect(problems.contains(#"  b/Owner.pups holds the entry "nobody" → Owner 2, which no record gives"#))
         #expect(problems.contains(#"  Owner 2 links through pups to Pup "zed", which does not exist"#))

@@ -67,12 +67,7 @@ extension Model {
                 _ = try decoder.decodeRecord(Self.self, from: entry.value, dictionary: dictionary)
                 return true
             } catch {
-                do {
-                    _ = try RecordFormat.body(of: entry.value)
-                    found = (Array(entry.key), error)
-                } catch {
-                    found = (Array(entry.key), error)
-                }
+                found = (Array(entry.key), RecordFormat.Damage.underlying(error) ?? error)
                 return false
             }
         }
