@@ -30,10 +30,11 @@ final class StoreCore: Sendable {
 
     static let formatKey = Array("format".utf8)
     static let versionKey = Array("version".utf8)
-    /// The store's format: 2 since records end with a checksum (`RecordFormat.version`). A store of format 1 opens
-    /// as before (its records are read without a checksum and sealed as they are rewritten) and is marked 2 when it
-    /// is opened for writing; an earlier Cellar, which cannot read sealed records, then refuses it in words.
-    static let formatVersion: UInt8 = 2
+    /// The store's format, which follows its records' (the one change so far): 2 since records end with a checksum.
+    /// A store of format 1 opens as before (its records are read without a checksum and sealed as they are
+    /// rewritten) and is marked 2 when it is opened for writing; an earlier Cellar, which cannot read sealed records,
+    /// then refuses it in words.
+    static let formatVersion: UInt8 = RecordFormat.version
     /// Up to this size, opening walks every page of the file (about 25 ms at the limit); beyond it, only the pages an
     /// opening reads, and `verifyIntegrity()` walks the rest when asked.
     static let fullPageCheckLimit = 32 << 20
