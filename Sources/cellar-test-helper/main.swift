@@ -27,6 +27,9 @@
 //                                                 run a power-loss workload (`CrashWorkload`), writing each
 //                                                 transaction's number to <file> (named *.acknowledged) once its
 //                                                 commit returned: run under the write log of Tests/PowerLoss
+//   cellar-test-helper app-decoders <folder> <story>
+//                                                 run one story of AppDecoders.swift (models whose decoders trap,
+//                                                 validate or branch, as app code does) and print what it ended with
 //   cellar-test-helper slow-observers <folder>    commit 10,000 one-ticket updates while one observer pulls every
 //                                                 50 ms and a callback's handler blocks; print "heap <bytes in use
 //                                                 after 1,000 commits> <after 10,000> <deliveries>"
@@ -317,6 +320,12 @@ case (3, "slow-observers"):
         blocked.signal()
     } catch {
         fail("\(error)")
+    }
+case (4, "app-decoders"):
+    do {
+        print(try AppDecoderStories.run(arguments[3], in: URL(fileURLWithPath: arguments[2])))
+    } catch {
+        print("error \(error)")
     }
 case (3, _):
     guard let count = Int(arguments[2]) else { fail("usage: cellar-test-helper <store folder> <count>") }
