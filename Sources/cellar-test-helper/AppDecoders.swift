@@ -244,8 +244,11 @@ enum AppDecoderStories {
                 ], in: folder, query: { $0.objects(ForcedRawValue.self).where(\.title == "Alien") })
         case "forced-url-uuid":
             let values = [
-                ForcedURLAndUUID(id: UUID(), homepage: URL(string: "https://example.com/a")!),
-                ForcedURLAndUUID(id: UUID(), homepage: URL(string: "https://swift.org")!),
+                ForcedURLAndUUID(
+                    id: UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!,
+                    homepage: URL(string: "https://example.com/a")!),
+                ForcedURLAndUUID(
+                    id: UUID(uuidString: "F621E1F8-C36C-495A-93FC-0C247A3E6E5F")!, homepage: URL(string: "https://swift.org")!),
             ]
             return try roundTrip(
                 values, in: folder, query: { $0.objects(ForcedURLAndUUID.self).where(\.host == "swift.org") })

@@ -322,6 +322,6 @@ func migrationBenchmarks() {
         benchmark.stopMeasurement()
     }
     Benchmark("capture the schemas of 10 models (first opening only): Cellar", configuration: repeated) { benchmark in
-        for _ in benchmark.scaledIterations { blackHole(try captureSchemasUncached(tenModels)) }
+        for _ in benchmark.scaledIterations { blackHole(try describeSchemasUncached(tenModels)) }
     }
 }

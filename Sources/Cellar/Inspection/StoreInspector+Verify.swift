@@ -192,7 +192,13 @@ private struct ModelCheck {
         return indexes + links
     }
 
-    private func shape(at path: [String]) -> ValueShape? { model.schema.shape(at: path) }
+    /// The stored shape of the field at `path`, when the records can hold it: every name on the path is a key the
+    /// model's records were written with (its key dictionary). A property whose coding key is another name is
+    /// described under its property's name, which no record holds.
+    private func shape(at path: [String]) -> ValueShape? {
+        guard path.allSatisfy({ model.dictionary.tags[$0] != nil }) else { return nil }
+        return model.schema.shape(at: path)
+    }
 
     /// Whether a stored value of `shape` gives the key its Swift type gives.
     private static func hasKey(_ shape: ValueShape) -> Bool {

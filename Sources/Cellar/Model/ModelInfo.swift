@@ -21,18 +21,19 @@ final class ModelInfo: Sendable {
     /// The Swift type registered for the model: the one `operations` decodes records as.
     let type: ObjectIdentifier
     private let committedDictionary: Lock<KeyDictionary>
-    /// Set once a write compared the record the model's generated code writes with the one `Codable` writes, and
-    /// from the start for a model without generated code: the check costs one load on every other write.
-    let generatedCodeChecked: Atomic<Bool>
+    /// Set once the first write of the model through this store was looked at: a `@Record` model's record compared
+    /// with the one `Codable` writes, a plain model's tied to its stored properties (`CodableFields`). The check
+    /// costs one load on every other write.
+    let firstWriteChecked: Atomic<Bool>
 
     init(
         name: String, records: Database, indexes: [Database], links: [LinkInfo], fullText: [FullTextDatabases] = [],
         signature: [String],
-        numbersIDs: Bool, operations: ModelOperations, type: ObjectIdentifier, hasGeneratedCode: Bool,
+        numbersIDs: Bool, operations: ModelOperations, type: ObjectIdentifier,
         dictionary: KeyDictionary
     ) {
         self.type = type
-        self.generatedCodeChecked = Atomic(!hasGeneratedCode)
+        self.firstWriteChecked = Atomic(false)
         self.name = name
         self.records = records
         self.indexes = indexes

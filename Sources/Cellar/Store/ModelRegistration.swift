@@ -54,6 +54,16 @@ extension Model {
         return registration
     }
 
+    /// Why the `Schema`'s renames cannot be applied to records whose top-level keys are `keys`: a rename to a key
+    /// the model does not store would be filled and then never read. `nil` when every renamed property is stored.
+    static func renameRefusal(keys: [String]) -> String? {
+        guard let (to, from) = schema.declarations.renamedProperties.first(where: { !keys.contains($0.to) }) else {
+            return nil
+        }
+        return "its Schema renames \(quoted(from)) to \(quoted(to)), which is not a key it stores (it stores "
+            + keys.map(quoted).joined(separator: ", ") + "); a renamed property's coding key must be its name"
+    }
+
     private static func makeRegistration(_ schema: Schema<Self>) throws(StoreError) -> ModelRegistration {
         let name = schema.name
         if let unnamed = schema.indexes.first(where: { $0.hasUnstableName }) {
@@ -64,11 +74,11 @@ extension Model {
         }
         // A Decimal has no order-preserving key: refused here, naming the property, not at the first insert.
         if !schema.indexes.isEmpty {
-            let captured = try capturedSchema()
+            let described = try describedSchema()
             for index in schema.indexes {
                 for path in index.keyPaths {
                     let property = Index<Self>.propertyName(path)
-                    if captured.shape(at: property.split(separator: "."))?.holdsDecimal == true {
+                    if described.shape(at: property.split(separator: "."))?.holdsDecimal == true {
                         throw .invalidSchema(
                             model: name,
                             reason:
@@ -80,16 +90,9 @@ extension Model {
         }
         // A rename moves stored values to the property's coding key, which must be its name: a key the model does not
         // store would be filled and then never read.
-        let renames = schema.declarations.renamedProperties
-        if !renames.isEmpty {
-            let fields = try capturedSchema().properties.map(\.name)
-            if let (to, from) = renames.first(where: { !fields.contains($0.to) }) {
-                throw .invalidSchema(
-                    model: name,
-                    reason: "its Schema renames \(quoted(from)) to \(quoted(to)), which is not a key it stores "
-                        + "(it stores " + fields.map(quoted).joined(separator: ", ")
-                        + "); a renamed property's coding key must be its name")
-            }
+        // Its properties are checked here, its coding keys when its first record is written.
+        if let refusal = renameRefusal(keys: try describedSchema().properties.map(\.name)) {
+            throw .invalidSchema(model: name, reason: refusal)
         }
         var linkNames: Set<String> = []
         for link in schema.links {

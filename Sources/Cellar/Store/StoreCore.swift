@@ -411,7 +411,7 @@ final class StoreCore: Sendable {
             },
             fullText: Self.pairs(fullText, names: registration.fullTextDatabases),
             signature: signature, numbersIDs: registration.numbersIDs, operations: ModelOperations(M.self),
-            type: ObjectIdentifier(M.self), hasGeneratedCode: M._recordKeys != nil, dictionary: dictionary)
+            type: ObjectIdentifier(M.self), dictionary: dictionary)
     }
 
     /// The databases of a model in a read-only store, which has every one of them: its schema matched the stored one.

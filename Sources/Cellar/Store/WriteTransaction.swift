@@ -474,8 +474,8 @@ public final class WriteTransaction: ReadScope {
         } catch {
             throw .encodingFailed(model: state.info.name, reason: describeEncodingFailure(error))
         }
-        if !state.info.generatedCodeChecked.load(ordering: .relaxed) {
-            try checkGeneratedCode(value, writes: record, state: state)
+        if !state.info.firstWriteChecked.load(ordering: .relaxed) {
+            try checkFirstWrite(value, writes: record, state: state)
         }
         if unlessUnchanged, state.encoder.addedNames.isEmpty {
             do {
@@ -603,9 +603,22 @@ public final class WriteTransaction: ReadScope {
     /// Compares, once per process and model, the record `@Record`'s generated code wrote for `value` with the one
     /// its `Codable` conformance writes: an `encode(to:)` or `CodingKeys` declared in an extension, which the macro
     /// cannot see, makes them differ, and the same records would then read differently with and without `@Record`.
-    private func checkGeneratedCode<M: Model>(_ value: M, writes record: [UInt8], state: ModelWriteState)
+    private func checkFirstWrite<M: Model>(_ value: M, writes record: [UInt8], state: ModelWriteState)
         throws(StoreError)
     {
+        guard M._recordKeys != nil else {
+            // What the model's own encoding wrote ties its stored properties to its fields, for byte filters.
+            let dictionary = state.encoder.dictionary.appending(state.encoder.addedNames)
+            let written = record.withUnsafeBytes { bytes in
+                CodableFields.learn(M.self, from: bytes, dictionary: dictionary)
+                return try? RecordValue(record: bytes, dictionary: dictionary)
+            }
+            if case .keyed(let entries)? = written, let refusal = M.renameRefusal(keys: entries.map(\.key)) {
+                throw .invalidSchema(model: state.info.name, reason: refusal)
+            }
+            state.info.firstWriteChecked.store(true, ordering: .relaxed)
+            return
+        }
         let viaCodable: [UInt8]
         do {
             viaCodable = try state.encoder.encode(value)
@@ -618,7 +631,7 @@ public final class WriteTransaction: ReadScope {
                 reason: RecordCodableMismatch.reason(
                     "the record its @Record code writes differs from the one its Codable conformance writes"))
         }
-        state.info.generatedCodeChecked.store(true, ordering: .relaxed)
+        state.info.firstWriteChecked.store(true, ordering: .relaxed)
     }
 
     /// Writes what the transaction kept in memory (sequence values, the change log) before the commit.

@@ -393,7 +393,7 @@ extension Store {
     /// The top-level properties of `type`'s records, by their coding keys.
     @_spi(Sync)
     public func propertyNames<M: Model>(of type: M.Type) throws(StoreError) -> [String] {
-        try M.capturedSchema().properties.map(\.name)
+        try M.describedSchema().properties.map(\.name)
     }
 
     /// Whether `type` numbers its ids from a sequence (`autoIncrement`).

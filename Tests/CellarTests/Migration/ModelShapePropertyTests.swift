@@ -93,7 +93,7 @@ struct ModelShapePropertyTests {
     }
 
     @Test func everyShapeOpensAndReadsBackEqual() async throws {
-        let schema = try Tree.capturedSchema()
+        let schema = try Tree.describedSchema()
         #expect(schema.property("root")?.shape == .opaque("Node"))
         #expect(schema.property("byColour")?.shape == .pairs(key: .string, value: .list(.opaque("Node"))))
         await checkProperty(count: 40, input: Gen.int(in: 0...Int.max)) { raw in

@@ -29,7 +29,7 @@ struct SchemaDiffPropertyTests {
             let stored = Self.schema(old)
             let captured = Self.schema(new)
             let plan = ModelSchemaPlan(
-                captured: captured, declarations: SchemaDeclarations(), stored: stored, retired: [],
+                described: captured, declarations: SchemaDeclarations(), stored: stored, retired: [],
                 storedUnder: "Pet", hasRecordsDatabase: true, recordCount: 1)
             var expected: [SchemaChange] = []
             var unreadable = false
@@ -61,7 +61,15 @@ struct SchemaDiffPropertyTests {
                 expected.append(.propertyRemoved(model: "Pet", property: before.name))
             }
             #expect(plan.changes == expected)
-            #expect(plan.changesNeedingMigration.isEmpty == !unreadable)
+            // The comparison says which changes need a migration; the stored records decide: none while every record
+            // reads, those changes and the record's own words when one does not.
+            #expect(plan.changes.contains { $0.handling == .needsMigration } == unreadable)
+            #expect(plan.recordCheck == (plan.fieldsChanged ? .all : .first))
+            #expect(plan.changesNeedingMigration.isEmpty)
+            var failing = plan
+            let record = SchemaChange.propertyUnreadable(model: "Pet", property: "zz", reason: "it does not read")
+            failing.unreadable = record
+            #expect(failing.changesNeedingMigration == expected.filter { $0.handling == .needsMigration } + [record])
             #expect(
                 plan.retired.map(\.name)
                     == expected.compactMap {
@@ -69,7 +77,7 @@ struct SchemaDiffPropertyTests {
                     })
             // The same schema on both sides changes nothing.
             let same = ModelSchemaPlan(
-                captured: captured, declarations: SchemaDeclarations(), stored: captured, retired: [],
+                described: captured, declarations: SchemaDeclarations(), stored: captured, retired: [],
                 storedUnder: "Pet", hasRecordsDatabase: true, recordCount: 1)
             #expect(same.changes.isEmpty)
         }

@@ -289,7 +289,7 @@ struct LinkBytesTests {
             try tx.insert(Edited.Watched(id: 1, dogs: [Link(id: 1), Link(id: 2), Link(id: 1)], best: Link(id: 1)))
             try tx.insert(Edited.RecordWatched(id: 1, dogs: [Link(id: 3), Link(id: 1)], best: Link(id: 2)))
         }
-        // Learning which fields hold the links runs the model's decoding on placeholders, once per process.
+        // Which fields hold the links is learnt from the first record the model wrote, once per process.
         for fields in [LinkBytes.fields(of: Edited.Watched.self), LinkBytes.fields(of: Edited.RecordWatched.self)] {
             #expect(fields.map { $0?.name } == ["dogs", "best"])
         }
@@ -337,6 +337,10 @@ struct LinkBytesTests {
             for id in 1...3 { try tx.insert(Edited.Dog(id: Int64(id))) }
             try tx.insert(Edited.Counted(id: 1, dogs: [Link(id: 1), Link(id: 2), Link(id: 3)]))
             try tx.insert(Edited.Renamed(id: 1, dogs: [Link(id: 2), Link(id: 1)]))
+            // A record the model wrote is what ties its properties to its fields.
+            try tx.insert(
+                Edited.Holder(
+                    id: 9, name: "h", dogs: [], best: nil, tags: [], badge: nil, badges: [], bones: [], tally: Tally(1)))
         }
         #expect(LinkBytes.fields(of: Edited.Counted.self).allSatisfy { $0 == nil })
         #expect(LinkBytes.fields(of: Edited.Renamed.self).allSatisfy { $0 == nil })

@@ -75,7 +75,7 @@ extension Store {
         guard FileManager.default.fileExists(atPath: directory.appendingPathComponent("data.mdb").path) else {
             var changes: [SchemaChange] = []
             for type in configuration.models {
-                _ = try type.captured()
+                _ = try type.described()
                 changes.append(.modelAdded(model: try type.registration().name))
             }
             return PendingSchemaChanges(

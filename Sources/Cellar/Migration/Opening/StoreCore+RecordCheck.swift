@@ -1,31 +1,33 @@
 import LMDB
 
-/// Opening's check of stored records against a model whose shape capture does not look into: when the schema or the
-/// schema version changed, every record is decoded with the model's type, so that a record it can no longer read is
-/// a migration at opening and not an error at some later read.
+/// Opening's check of stored records against the model: the records, decoded by the model's own type, say whether it
+/// still reads them. Every record when the model's fields changed, the first one at every other opening, so that a
+/// record the model can no longer read is a migration at opening and not an error at some later read. These are the
+/// only values Cellar hands a model's `init(from:)` at opening: records its own encoding wrote.
 extension StoreCore {
-    /// The change that makes opening a migration, when a record of `plan`'s model no longer decodes as `type`;
-    /// `nil` when every record reads.
+    /// The change that makes opening a migration, when a record of the model stored as `name` no longer decodes as
+    /// `type`; `nil` when every record looked at reads. A first record that reads teaches this process how the
+    /// model's records tie to its stored properties (`CodableFields`).
     ///
     /// - Throws: `decodingFailed` for a record whose bytes changed after they were written (its checksum does not
     ///   match): damage, which no migration mends.
     func unreadableRecord(
-        of type: any Model.Type, plan: ModelSchemaPlan, in txn: ReadTransaction
+        of type: any Model.Type, storedAs name: String, in txn: ReadTransaction, firstOnly: Bool
     ) throws -> SchemaChange? {
-        guard let records = try txn.openDatabase(named: DatabaseName.records(plan.name)) else { return nil }
-        let dictionary = try storedDictionary(plan.name, in: txn)
-        guard let (key, error) = try type.firstUnreadableRecord(in: txn, records: records, dictionary: dictionary)
+        guard let records = try txn.openDatabase(named: DatabaseName.records(name)) else { return nil }
+        let dictionary = try storedDictionary(name, in: txn)
+        guard
+            let (key, error) = try type.firstUnreadableRecord(
+                in: txn, records: records, dictionary: dictionary, firstOnly: firstOnly)
         else { return nil }
         if let damage = error as? RecordFormat.Damage {
             throw StoreError.decodingFailed(
-                model: plan.name, id: KeyEncoding.describe(key), field: "", reason: damage.description)
+                model: name, id: KeyEncoding.describe(key), field: "", reason: damage.description)
         }
         let failure = DecodingFailure(error)
-        let property =
-            try failure.path.first ?? plan.schema().properties.first(where: { $0.shape.holdsOpaque })?.name ?? "?"
         let reason = failure.reason.count > 200 ? String(failure.reason.prefix(200)) + "…" : failure.reason
         return .propertyUnreadable(
-            model: plan.name, property: failure.path.isEmpty ? property : failure.path.joined(separator: "."),
+            model: name, property: failure.path.isEmpty ? "init(from:)" : failure.path.joined(separator: "."),
             reason: "the record with id \(KeyEncoding.describe(key)) says: \(reason)")
     }
 }
@@ -40,7 +42,8 @@ struct DecodingFailure {
         let context: DecodingError.Context?
         switch error {
         case DecodingError.keyNotFound(let key, let found):
-            context = found
+            context = DecodingError.Context(
+                codingPath: found.codingPath + [key], debugDescription: found.debugDescription)
             reason = "the key '\(key.stringValue)' is missing"
         case DecodingError.dataCorrupted(let found), DecodingError.typeMismatch(_, let found),
             DecodingError.valueNotFound(_, let found):
@@ -55,22 +58,38 @@ struct DecodingFailure {
 }
 
 extension Model {
-    /// The key of the first stored record that does not decode as this model, and the error it gave: a
-    /// `RecordFormat.Damage` when the record's checksum or format byte is wrong, a decoding error otherwise.
+    /// The key of the first stored record (of all, or of the first alone) that does not decode as this model, and
+    /// the error it gave: a `RecordFormat.Damage` when the record's checksum or format byte is wrong, a decoding
+    /// error otherwise.
     static func firstUnreadableRecord(
-        in txn: ReadTransaction, records: Database, dictionary: KeyDictionary
+        in txn: ReadTransaction, records: Database, dictionary: KeyDictionary, firstOnly: Bool = false
     ) throws -> ([UInt8], any Error)? {
         let decoder = RecordDecoder()
         var found: ([UInt8], any Error)?
         try txn.walk(records) { entry in
             do {
-                _ = try decoder.decodeRecord(Self.self, from: entry.value, dictionary: dictionary)
-                return true
+                let value = try decoder.decodeRecord(Self.self, from: entry.value, dictionary: dictionary)
+                if firstOnly { learnFields(from: value, dictionary: dictionary) }
+                return !firstOnly
             } catch {
-                found = (Array(entry.key), RecordFormat.Damage.underlying(error) ?? error)
+                let damage = RecordFormat.Damage.underlying(error)
+                // The first record alone is a sample: a damaged one says nothing of the model, and reads and
+                // `verifyIntegrity()` report it, while opening goes on so that it can be deleted.
+                if firstOnly, damage != nil { return false }
+                found = (Array(entry.key), damage ?? error)
                 return false
             }
         }
         return found
+    }
+
+    /// Ties a plain `Codable` model's stored properties to its fields from `value` written again as this process's
+    /// model writes it (a stored record may be older than the model), once per process.
+    private static func learnFields(from value: Self, dictionary: KeyDictionary) {
+        guard _recordKeys == nil, !CodableFields.hasSeen(Self.self) else { return }
+        let encoder = RecordEncoder(dictionary: dictionary)
+        guard let record = try? encoder.encodeModel(value) else { return }
+        let written = dictionary.appending(encoder.addedNames)
+        record.withUnsafeBytes { CodableFields.learn(Self.self, from: $0, dictionary: written) }
     }
 }

@@ -64,7 +64,7 @@ extension StoreCore {
         }
         for (plan, type) in zip(plans, configuration.models) where plan.recordCount > 0 && !plan.filledFields.isEmpty {
             try fillDefaults(
-                plan.filledFields, of: plan.name, declarations: try type.captured().declarations, migration: migration)
+                plan.filledFields, of: plan.name, declarations: try type.described().declarations, migration: migration)
         }
         try migration.finish()
         if let version = result.migratedTo,
@@ -73,18 +73,25 @@ extension StoreCore {
         {
             throw StoreError.migrationFailed(version: version, reason: dangling)
         }
+        result.rebuild = migration.touchedModels
+        for plan in plans where plan.formerName != nil || plan.changesValues {
+            result.rebuild.insert(plan.name)
+        }
         let versionChanged = opening.storedVersion.map { $0 != configuration.schemaVersion } ?? false
         for (plan, type) in zip(plans, configuration.models) where plan.recordCount > 0 {
-            guard try plan.checksRecords || (versionChanged && plan.schema().holdsOpaque) else { continue }
-            guard let change = try unreadableRecord(of: type, plan: plan, in: txn) else { continue }
+            // Records decoded before anything was written are looked at again only when something rewrote them since;
+            // a model rebuilt below has every record decoded there, with a migration's words for what fails.
+            guard !result.rebuild.contains(plan.name) else { continue }
+            let rewritten = plan.rewritesRecords || result.migratedTo != nil
+            let checks = rewritten && (plan.fieldsChanged || plan.unreadable != nil)
+            guard try checks || (versionChanged && plan.schema().holdsOpaque) else { continue }
+            guard let change = try unreadableRecord(of: type, storedAs: plan.name, in: txn, firstOnly: false) else {
+                continue
+            }
             if let version = result.migratedTo {
                 throw StoreError.migrationFailed(version: version, reason: change.description)
             }
             throw StoreError.migrationRequired(changes: opening.changes + [change])
-        }
-        result.rebuild = migration.touchedModels
-        for plan in plans where plan.formerName != nil || !plan.changesNeedingMigration.isEmpty {
-            result.rebuild.insert(plan.name)
         }
         try trackMigratedRecords(of: result.rebuild, in: txn)
         for plan in plans where plan.autoIncrement {
@@ -95,7 +102,7 @@ extension StoreCore {
         }
         var derivedChanged = false
         for (plan, type) in zip(plans, configuration.models) {
-            try storeSchema(plan, encoded: try type.captured().bytes, in: txn)
+            try storeSchema(plan, encoded: try type.described().bytes, in: txn)
             derivedChanged =
                 derivedChanged
                 || plan.changes.contains {
@@ -125,7 +132,8 @@ extension StoreCore {
         /// The steps above the stored version, up to the configuration's, in order.
         let steps: [MigrationStep]
 
-        var changes: [SchemaChange] { models.flatMap(\.changes) }
+        /// The changes in words: the comparison's, and a record's that did not read when no change names its property.
+        var changes: [SchemaChange] { models.flatMap(\.reportedChanges) }
         /// Changes that need a migration when no step runs: opening refuses them.
         var unmigratedChanges: [SchemaChange] { steps.isEmpty ? models.flatMap(\.changesNeedingMigration) : [] }
         var rewritesRecords: Bool { !steps.isEmpty || models.contains { $0.rewritesRecords || $0.formerName != nil } }
@@ -141,36 +149,46 @@ extension StoreCore {
                 .sorted { $0.version < $1.version })
     }
 
-    /// The changes opening with `configuration` would make, model by model.
+    /// The changes opening with `configuration` would make, model by model, with what a decode of their stored
+    /// records said (``ModelSchemaPlan/recordCheck``).
     private func schemaPlans(for configuration: Configuration, in txn: ReadTransaction) throws -> [ModelSchemaPlan] {
         try configuration.models.map { type in
-            let (capturedBytes, declarations) = try type.captured()
-            let registration = try type.registration()
-            let name = registration.name
-            func recordCount(storedUnder name: String) throws -> Int? {
-                try txn.openDatabase(named: DatabaseName.records(name)).map { try txn.statistics($0).entries }
+            var plan = try schemaPlan(for: type, in: txn)
+            if plan.recordCheck != .none {
+                plan.unreadable = try unreadableRecord(
+                    of: type, storedAs: plan.formerName ?? plan.name, in: txn, firstOnly: plan.recordCheck == .first)
             }
-            if let bytes = try txn.get(meta, key: Array("schema/\(name)".utf8)), bytes.equals(capturedBytes) {
-                // Unchanged, the case of nearly every opening: found by comparing bytes, without decoding them.
-                return ModelSchemaPlan(
-                    unchanged: type, name: name, autoIncrement: registration.numbersIDs,
-                    retired: try retiredProperties(name, in: txn),
-                    recordCount: try recordCount(storedUnder: name) ?? 0)
-            }
-            let captured = try type.capturedSchema()
-            var stored: (schema: ModelSchema, name: String)?
-            for name in [captured.name] + declarations.formerNames {
-                if let schema = try storedSchema(name, in: txn) {
-                    stored = (schema, name)
-                    break
-                }
-            }
-            let records = try recordCount(storedUnder: stored?.name ?? captured.name)
-            return ModelSchemaPlan(
-                captured: captured, declarations: declarations, stored: stored?.schema,
-                retired: try stored.map { try retiredProperties($0.name, in: txn) } ?? [], storedUnder: stored?.name,
-                hasRecordsDatabase: records != nil, recordCount: records ?? 0)
+            return plan
         }
+    }
+
+    /// What opening changes for `type`: its described schema compared with the stored one.
+    private func schemaPlan(for type: any Model.Type, in txn: ReadTransaction) throws -> ModelSchemaPlan {
+        let (describedBytes, declarations) = try type.described()
+        let registration = try type.registration()
+        let name = registration.name
+        func recordCount(storedUnder name: String) throws -> Int? {
+            try txn.openDatabase(named: DatabaseName.records(name)).map { try txn.statistics($0).entries }
+        }
+        if let bytes = try txn.get(meta, key: Array("schema/\(name)".utf8)), bytes.equals(describedBytes) {
+            // Unchanged, the case of nearly every opening: found by comparing bytes, without decoding them.
+            return ModelSchemaPlan(
+                unchanged: type, name: name, autoIncrement: registration.numbersIDs,
+                retired: try retiredProperties(name, in: txn), recordCount: try recordCount(storedUnder: name) ?? 0)
+        }
+        let described = try type.describedSchema()
+        var stored: (schema: ModelSchema, name: String)?
+        for name in [described.name] + declarations.formerNames {
+            if let schema = try storedSchema(name, in: txn) {
+                stored = (schema, name)
+                break
+            }
+        }
+        let records = try recordCount(storedUnder: stored?.name ?? described.name)
+        return ModelSchemaPlan(
+            described: described, declarations: declarations, stored: stored?.schema,
+            retired: try stored.map { try retiredProperties($0.name, in: txn) } ?? [], storedUnder: stored?.name,
+            hasRecordsDatabase: records != nil, recordCount: records ?? 0)
     }
 
     /// The schema version stored in the file; `nil` for a new store.
@@ -369,70 +387,55 @@ extension StoreCore {
 }
 
 extension Model {
-    /// The model's schema as opening compares it: captured once per process, as a type cannot change while it runs,
-    /// and decoded from its record form at each call (see `capturedSchemas`): Cellar's own decoder reads it in a
-    /// fraction of what `JSONDecoder` spends on the stored form.
-    static func capturedSchema() throws(StoreError) -> ModelSchema {
-        let form = try capturedForm()
+    /// The model's schema as opening compares it: described once per process from its type's metadata and its
+    /// `Schema`, as a type cannot change while it runs, and decoded from its record form at each call (see
+    /// `describedSchemas`): Cellar's own decoder reads it in a fraction of what `JSONDecoder` spends on the stored form.
+    static func describedSchema() throws(StoreError) -> ModelSchema {
+        let form = try describedForm()
         do {
             return try form.record.withUnsafeBytes { bytes in
                 try RecordDecoder.decode(ModelSchema.self, from: bytes, dictionary: form.dictionary)
             }
         } catch {
-            throw .invalidSchema(model: schema.name, reason: "its captured schema could not be read back: \(error)")
+            throw .invalidSchema(model: schema.name, reason: "its described schema could not be read back: \(error)")
         }
     }
 
-    /// The captured schema as stored (encoded), and the changes the `Schema` declares: captured once per process.
+    /// The described schema as stored (encoded), and the changes the `Schema` declares: described once per process.
     /// Comparing the bytes with the stored ones, as nearly every opening does, needs no decoding.
-    static func captured() throws(StoreError) -> CapturedSchema {
-        (try capturedForm().stored, Self.schema.declarations)
+    static func described() throws(StoreError) -> DescribedSchema {
+        (try describedForm().stored, Self.schema.declarations)
     }
 
-    private static func capturedForm() throws(StoreError) -> CapturedForm {
+    private static func describedForm() throws(StoreError) -> DescribedForm {
         let identity = ObjectIdentifier(Self.self)
-        if let form = capturedSchemas.withLock({ $0[identity] }) { return form }
-        let schema = try captureSchema(Self.schema)
-        let form: CapturedForm
+        if let form = describedSchemas.withLock({ $0[identity] }) { return form }
+        let schema = describeSchema(Self.schema)
+        let form: DescribedForm
         do {
             let encoder = RecordEncoder(dictionary: .empty)
             let record = try encoder.encode(schema)
-            form = CapturedForm(
+            form = DescribedForm(
                 stored: Array(try ModelSchema.encoder.encode(schema)), record: record,
                 dictionary: encoder.absorbAddedNames())
         } catch {
-            throw .invalidSchema(model: schema.name, reason: "its captured schema could not be encoded: \(error)")
+            throw .invalidSchema(model: schema.name, reason: "its described schema could not be encoded: \(error)")
         }
-        capturedSchemas.withLock { $0[identity] = form }
+        describedSchemas.withLock { $0[identity] = form }
         return form
     }
 
-    /// Captures the model's schema, as the first opening in a process does.
-    static func captureSchema() throws(StoreError) -> ModelSchema { try captureSchema(Self.schema) }
+    /// Describes the model's schema, as the first opening in a process does.
+    static func describeSchema() -> ModelSchema { describeSchema(Self.schema) }
 
-    private static func captureSchema(_ schema: Schema<Self>) throws(StoreError) -> ModelSchema {
-        let properties: [PropertyShape]
-        do {
-            properties = try SchemaCapture.properties(of: Self.self)
-        } catch {
-            throw .invalidSchema(
-                model: schema.name,
-                reason: "Cellar could not learn its fields by decoding placeholder values: \(error.type)"
-                    + (error.path.isEmpty ? "" : " at '\(error.path)'") + " refused them (\(error.reason)). "
-                    + "Make \(error.type) CaseIterable if it is an enum, or conform it to SchemaSample with any valid "
-                    + "value")
-        }
+    /// The model's fields from its stored properties (`SchemaReflection`: no value is made and none of its code
+    /// runs), its indexes and links from its `Schema`. A `@Record` model's fields are those its generated code
+    /// writes, in their order.
+    private static func describeSchema(_ schema: Schema<Self>) -> ModelSchema {
+        var properties = SchemaReflection.properties(of: Self.self)
         if let keys = Self._recordKeys {
-            // What `Codable` reads must be what the generated code writes: a `CodingKeys` or `init(from:)` in an
-            // extension, which the macro cannot see, makes them differ.
-            let unknown = properties.map(\.name).filter { keys.numbers[$0] == nil }
-            guard unknown.isEmpty else {
-                throw .invalidSchema(
-                    model: schema.name,
-                    reason: RecordCodableMismatch.reason(
-                        "its Codable conformance reads \(unknown.map { "'\($0)'" }.joined(separator: ", ")), which "
-                            + "its @Record code never writes (it writes "
-                            + keys.names.map { "'\($0)'" }.joined(separator: ", ") + ")"))
+            properties = keys.names.map { name in
+                properties.first { $0.name == name } ?? PropertyShape(name: name, shape: .opaque("?"), isOptional: true)
             }
         }
         return ModelSchema(
@@ -441,20 +444,19 @@ extension Model {
                 + schema.fullTextIndexes.map { $0.descriptor(model: schema.name) },
             links: schema.links.map { $0.descriptor(model: schema.name) }, autoIncrement: schema.sequence != nil)
     }
-
 }
 
-typealias CapturedSchema = (bytes: [UInt8], declarations: SchemaDeclarations)
+typealias DescribedSchema = (bytes: [UInt8], declarations: SchemaDeclarations)
 
-/// The captured schemas of this process, in their stored form. Kept as bytes rather than as `ModelSchema`s: a
+/// The described schemas of this process, in their stored form. Kept as bytes rather than as `ModelSchema`s: a
 /// `ValueShape` is an `indirect enum`, whose boxes Swift points to with the case in the pointer's spare bits, and a
 /// process-wide table of them reads to LeakSanitizer as leaked memory (`swift test --sanitize=address`). Decoding one
 /// costs microseconds, once per model an opening registers.
-private let capturedSchemas = Lock<[ObjectIdentifier: CapturedForm]>([:])
+private let describedSchemas = Lock<[ObjectIdentifier: DescribedForm]>([:])
 
-/// A captured schema, kept as bytes: as stored (JSON), and in Cellar's record format with the key dictionary it was
+/// A described schema, kept as bytes: as stored (JSON), and in Cellar's record format with the key dictionary it was
 /// written with, which decodes faster.
-private struct CapturedForm: Sendable {
+private struct DescribedForm: Sendable {
     let stored: [UInt8]
     let record: [UInt8]
     let dictionary: KeyDictionary
@@ -469,12 +471,12 @@ extension ModelSchema {
     }
 }
 
-/// For Cellar's benchmarks: what the first opening in a process spends on schemas before it reads the file, captured
+/// For Cellar's benchmarks: what the first opening in a process spends on schemas before it reads the file, described
 /// without the per-process cache and encoded as stored. Returns the number of properties found.
-@_spi(Benchmarks) public func captureSchemasUncached(_ models: [any Model.Type]) throws -> Int {
+@_spi(Benchmarks) public func describeSchemasUncached(_ models: [any Model.Type]) throws -> Int {
     var properties = 0
     for type in models {
-        let schema = try type.captureSchema()
+        let schema = type.describeSchema()
         _ = try ModelSchema.encoder.encode(schema)
         properties += schema.properties.count
     }

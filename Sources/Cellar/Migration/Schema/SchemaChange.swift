@@ -18,9 +18,9 @@ public enum SchemaChange: Hashable, Sendable, CustomStringConvertible {
     case propertyRenamed(model: String, from: String, to: String)
     /// A property whose kind changed in a way stored values cannot follow (`int` to `string`).
     case propertyTypeChanged(model: String, property: String, from: String, to: String)
-    /// A property whose type Cellar does not look into (a Foundation type, an enum with associated values, a
-    /// `SchemaSample`) and which a stored record no longer decodes as: found at opening by decoding the records, when
-    /// the model's schema or the schema version changed. `reason` names the record and what its decoding said.
+    /// A property a stored record no longer decodes as, found at opening by decoding the records with the model's
+    /// own type: every record when the model's fields changed, the first one when they did not (a custom
+    /// `init(from:)` or coding keys that changed alone). `reason` names the record and what its decoding said.
     case propertyUnreadable(model: String, property: String, reason: String)
     /// A property that may now be absent.
     case propertyMadeOptional(model: String, property: String)
@@ -77,6 +77,18 @@ public enum SchemaChange: Hashable, Sendable, CustomStringConvertible {
 
     /// Why stored records cannot follow the change by themselves, for a change that needs a migration; `nil` for
     /// the others.
+    /// The property a change is about, by its path; `nil` for a change to a model, an index or a link.
+    var property: String? {
+        switch self {
+        case .propertyAdded(_, let property, _, _, _), .propertyRemoved(_, let property),
+            .propertyTypeChanged(_, let property, _, _), .propertyUnreadable(_, let property, _),
+            .propertyMadeOptional(_, let property), .propertyMadeRequired(_, let property):
+            property
+        case .propertyRenamed(_, _, let to): to
+        default: nil
+        }
+    }
+
     var migrationReason: String? {
         guard handling == .needsMigration else { return nil }
         // A nested field is set through its enclosing property, and only a top-level property has a default.

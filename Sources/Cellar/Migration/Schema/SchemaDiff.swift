@@ -1,6 +1,11 @@
 /// What opening a store changes for one registered model: the changes in words and the work on stored records they
-/// call for. Made by comparing the schema stored in the file with the one captured from the model; pure, so that
+/// call for. Made by comparing the schema stored in the file with the one described from the model; pure, so that
 /// `Store.pendingChanges(at:configuration:)` can show it without writing.
+///
+/// The comparison names each change in Realm's words; the stored records decide whether the model still reads them.
+/// A model's description comes from its stored properties, not from running its `init(from:)`, so only a decode of
+/// its own records can say whether a change needs a migration: a required property that its decoder fills in when
+/// absent does not, a custom decoder that changed without its properties does.
 struct ModelSchemaPlan {
     /// The model's stored name in this configuration.
     let name: String
@@ -14,53 +19,89 @@ struct ModelSchemaPlan {
     let clearedFields: [String]
     /// Required properties added with a declared default, to fill in every record that lacks them.
     let filledFields: [String]
-    /// The schema to store once opening succeeds: the captured one (see ``schema()``).
-    private let captured: Captured
+    /// The schema to store once opening succeeds: the described one (see ``schema()``).
+    private let described: Described
     /// Whether the model numbers its ids from a sequence.
     let autoIncrement: Bool
-    /// Whether opening decodes every stored record with the model's type before it goes on: a property whose shape
-    /// capture does not look into (`ValueShape.opaque`) changed, or the schema changed around one. A record that no
-    /// longer decodes makes the opening a migration.
-    let checksRecords: Bool
+    /// Whether the model's fields differ from the stored ones (or no schema was stored): every record is decoded
+    /// with the model's type, before opening writes anything when nothing rewrites them first
+    /// (``recordCheck``), after the renames, defaults and migration steps otherwise.
+    let fieldsChanged: Bool
     /// Properties removed from the model whose values untouched records may still hold, with the shape they had: a
     /// property added again with another shape must not read them.
     let retired: [PropertyShape]
     /// How many records the model has: a change that needs a migration needs none while there are no records.
     let recordCount: Int
+    /// What a decode of stored records said before opening wrote anything, when ``recordCheck`` asked for one: the
+    /// first record that did not read, as a change. Set by the opening that made the plan.
+    var unreadable: SchemaChange?
 
-    /// The changes a migration must take care of: none when there are no records to convert.
-    var changesNeedingMigration: [SchemaChange] {
-        recordCount == 0 ? [] : changes.filter { $0.handling == .needsMigration }
+    /// Which stored records opening decodes with the model's type before it writes anything.
+    enum RecordCheck: Equatable {
+        /// None: there are no records, or opening rewrites them (renames, defaults, cleared fields) and decodes
+        /// them all afterwards.
+        case none
+        /// The first record: the schema is unchanged, and a model whose coding changed without its properties
+        /// (coding keys, a custom `init(from:)`) is found at opening, not at a later read.
+        case first
+        /// Every record: the model's fields changed.
+        case all
     }
+
+    var recordCheck: RecordCheck {
+        guard recordCount > 0 else { return .none }
+        guard fieldsChanged else { return .first }
+        return rewritesRecords ? .none : .all
+    }
+
+    /// The changes a migration must take care of. When the records were decoded before opening wrote anything, they
+    /// decide: none if every record read, else the changes the comparison found that need a migration and the
+    /// record's own words when they name another property. Otherwise the comparison decides, and the records are
+    /// decoded after they were rewritten.
+    var changesNeedingMigration: [SchemaChange] {
+        guard recordCount > 0, recordCheck == .none || unreadable != nil else { return [] }
+        return reportedChanges.filter { $0.handling == .needsMigration }
+    }
+
+    /// The changes in words: the comparison's, and the record's that did not read when it names a property no change
+    /// that needs a migration names.
+    var reportedChanges: [SchemaChange] {
+        guard let unreadable,
+            !changes.contains(where: { $0.handling == .needsMigration && $0.property == unreadable.property })
+        else { return changes }
+        return changes + [unreadable]
+    }
+
+    /// Whether a change may have changed stored values, so that the model's indexes and backlinks are rebuilt.
+    var changesValues: Bool { recordCount > 0 && changes.contains { $0.handling == .needsMigration } }
 
     /// Whether opening rewrites stored records (renames, clears, defaults).
     var rewritesRecords: Bool {
         recordCount > 0 && (!renamedFields.isEmpty || !clearedFields.isEmpty || !filledFields.isEmpty)
     }
 
-    /// Compares `stored` (nil when the file has no schema for the model) with `captured`.
+    /// Compares `stored` (nil when the file has no schema for the model) with `described`.
     ///
     /// - Parameters:
     ///   - storedUnder: the name the stored schema was found under (a former name for a renamed model).
     ///   - hasRecordsDatabase: whether the file has a records database for the model. A file written before schemas
-    ///     were stored has records and no schema: the captured schema is taken as it is.
+    ///     were stored has records and no schema: its records say whether they read.
     init(
-        captured: ModelSchema, declarations: SchemaDeclarations, stored: ModelSchema?, retired: [PropertyShape],
+        described: ModelSchema, declarations: SchemaDeclarations, stored: ModelSchema?, retired: [PropertyShape],
         storedUnder: String?, hasRecordsDatabase: Bool, recordCount: Int
     ) {
-        name = captured.name
+        name = described.name
         self.recordCount = recordCount
-        self.captured = .decoded(captured)
-        autoIncrement = captured.autoIncrement
-        formerName = storedUnder.flatMap { $0 == captured.name ? nil : $0 }
+        self.described = .decoded(described)
+        autoIncrement = described.autoIncrement
+        formerName = storedUnder.flatMap { $0 == described.name ? nil : $0 }
         guard let stored else {
-            changes = hasRecordsDatabase ? [] : [.modelAdded(model: captured.name)]
+            changes = hasRecordsDatabase ? [] : [.modelAdded(model: described.name)]
             renamedFields = []
             clearedFields = []
             filledFields = []
             self.retired = retired
-            // A file written before schemas were stored: its records say whether they read.
-            checksRecords = hasRecordsDatabase && recordCount > 0 && captured.holdsOpaque
+            fieldsChanged = hasRecordsDatabase
             return
         }
         var changes: [SchemaChange] = []
@@ -75,43 +116,43 @@ struct ModelSchemaPlan {
             changes.append(.propertyRenamed(model: name, from: from, to: to))
         }
         var differ = Differ(model: name, retired: retired)
-        differ.compareFields(prefix: "", old: old, new: captured.properties, defaults: declarations.defaultValues)
+        differ.compareFields(prefix: "", old: old, new: described.properties, defaults: declarations.defaultValues)
         changes += differ.changes
         // Indexes and links compare by what they are in words: a schema stored before they were described field by
         // field reads back with the same words.
-        let (storedIndexes, capturedIndexes) = (stored.indexes.map(\.label), captured.indexes.map(\.label))
-        for index in capturedIndexes where !storedIndexes.contains(index) {
+        let (storedIndexes, describedIndexes) = (stored.indexes.map(\.label), described.indexes.map(\.label))
+        for index in describedIndexes where !storedIndexes.contains(index) {
             changes.append(.indexAdded(model: name, index: index))
         }
-        for index in storedIndexes where !capturedIndexes.contains(index) {
+        for index in storedIndexes where !describedIndexes.contains(index) {
             changes.append(.indexRemoved(model: name, index: index))
         }
-        let (storedLinks, capturedLinks) = (stored.links.map(\.label), captured.links.map(\.label))
-        for link in storedLinks where !capturedLinks.contains(link) {
+        let (storedLinks, describedLinks) = (stored.links.map(\.label), described.links.map(\.label))
+        for link in storedLinks where !describedLinks.contains(link) {
             changes.append(.linkRemoved(model: name, link: link))
         }
-        for link in capturedLinks where !storedLinks.contains(link) {
+        for link in describedLinks where !storedLinks.contains(link) {
             changes.append(.linkAdded(model: name, link: link))
         }
-        if captured.autoIncrement != stored.autoIncrement {
-            changes.append(.autoIncrementChanged(model: name, isOn: captured.autoIncrement))
+        if described.autoIncrement != stored.autoIncrement {
+            changes.append(.autoIncrementChanged(model: name, isOn: described.autoIncrement))
         }
         self.changes = changes
         renamedFields = renamed
         clearedFields = differ.cleared
         filledFields = differ.filled
         self.retired = differ.retired
-        checksRecords = recordCount > 0 && (differ.judgedByRecords || (captured.holdsOpaque && stored != captured))
+        fieldsChanged = stored.properties != described.properties
     }
 
-    /// A model whose stored schema is, byte for byte, the one captured from its type: the case of nearly every
-    /// opening, planned without decoding either schema (comparing a schema with itself finds no change, leaves the
-    /// removed properties as stored and checks no record).
+    /// A model whose stored schema is, byte for byte, the one described from its type: the case of nearly every
+    /// opening, planned without decoding either schema (comparing a schema with itself finds no change and leaves
+    /// the removed properties as stored).
     init(unchanged type: any Model.Type, name: String, autoIncrement: Bool, retired: [PropertyShape], recordCount: Int)
     {
         self.name = name
         self.recordCount = recordCount
-        captured = .model(type)
+        described = .model(type)
         self.autoIncrement = autoIncrement
         formerName = nil
         changes = []
@@ -119,24 +160,23 @@ struct ModelSchemaPlan {
         clearedFields = []
         filledFields = []
         self.retired = retired
-        checksRecords = false
+        fieldsChanged = false
     }
 
-    /// The schema to store once opening succeeds: the model's captured schema, decoded here when the plan was made
-    /// without it.
+    /// The schema to store once opening succeeds: the model's described schema, decoded here when the plan was
+    /// made without it.
     func schema() throws(StoreError) -> ModelSchema {
-        switch captured {
+        switch described {
         case .decoded(let schema): schema
-        case .model(let type): try type.capturedSchema()
+        case .model(let type): try type.describedSchema()
         }
     }
 
-    /// Where ``schema()`` finds the captured schema.
-    private enum Captured {
+    /// Where ``schema()`` finds the described schema.
+    private enum Described {
         case decoded(ModelSchema)
         case model(any Model.Type)
     }
-
 }
 
 /// Compares the fields of two versions of a keyed value, nested ones included, and keeps the books of removed fields:
@@ -150,8 +190,6 @@ private struct Differ {
     var cleared: [String] = []
     /// Required top-level fields with a declared default.
     var filled: [String] = []
-    /// Whether a field whose shape capture does not look into changed: stored records decide whether it still reads.
-    var judgedByRecords = false
 
     init(model: String, retired: [PropertyShape]) {
         self.model = model
@@ -204,8 +242,9 @@ private struct Differ {
             (.dictionary(.object(let before)), .dictionary(.object(let after))):
             compareFields(prefix: path + ".", old: before, new: after)
         case _ where old.holdsOpaque || new.holdsOpaque:
-            // A type capture does not look into, alone or inside a list or dictionary: the records decide.
-            if old != new { judgedByRecords = true }
+            // A type Cellar does not look into, alone or inside a list or dictionary: the records decide (every
+            // record is decoded when the fields changed).
+            break
         default:
             if !new.reads(old) {
                 changes.append(

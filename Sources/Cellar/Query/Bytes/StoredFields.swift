@@ -26,7 +26,11 @@ enum StoredFields {
 }
 
 /// A plain `Codable` model's stored properties, tied to its records' fields: one per model type and process, learnt
-/// from its schema capture and its type's metadata the first time a condition asks.
+/// from a record the model itself wrote, the first time this process writes one or opening reads one.
+///
+/// The tie holds when the record's top-level fields are the type's stored properties exactly, by name and in order,
+/// each holding a value of its property's declared kind: what synthesized `Codable` writes. Until such a record was
+/// seen, and for any other model, conditions are checked on decoded values.
 final class CodableFields: Sendable {
     let keys: RecordKeys
     /// Each stored property's field number and type, by its offset in the struct. Offsets that two properties share
@@ -38,7 +42,7 @@ final class CodableFields: Sendable {
         let type: ObjectIdentifier
     }
 
-    private init(_ properties: [SchemaCapture.StoredProperty]) {
+    private init(_ properties: [SchemaReflection.StoredProperty]) {
         keys = RecordKeys(properties.map(\.name))
         var fields: [Int: Field] = [:]
         var shared: Set<Int> = []
@@ -62,22 +66,61 @@ final class CodableFields: Sendable {
         return field.number
     }
 
-    /// `M`'s fields, learnt once per process; `nil` when its decoding is not the synthesized one.
+    /// `M`'s fields, once a record it wrote was seen in this process; `nil` before, and when its records are not
+    /// its stored properties.
     static func of<M: Model>(_ type: M.Type) -> CodableFields? {
-        let identity = ObjectIdentifier(M.self)
-        if let known = learnt.withLock({ $0[identity] }) { return known }
-        // The capture opening made (kept per process), so that a model's decoding runs on placeholders once. A field
-        // whose type refused placeholders (opaque) ends what the decoding showed: the fields after it are the
-        // stored properties' names, not what `init(from:)` asked for, so they prove nothing.
-        let fields = (try? M.capturedSchema()).flatMap { captured -> CodableFields? in
-            guard !captured.properties.contains(where: { if case .opaque = $0.shape { true } else { false } }) else {
-                return nil
-            }
-            return SchemaCapture.synthesizedFields(of: M.self, fields: captured.properties).map(CodableFields.init)
+        learnt.withLock { $0[ObjectIdentifier(M.self)] ?? nil }
+    }
+
+    /// Whether this process has looked at a record of `M` already.
+    static func hasSeen<M: Model>(_ type: M.Type) -> Bool {
+        learnt.withLock { $0[ObjectIdentifier(M.self)] != nil }
+    }
+
+    /// Learns `M`'s fields from `record`, a whole record `M`'s own encoding wrote, read with `dictionary`; the first
+    /// record seen decides for the process.
+    static func learn<M: Model>(_ type: M.Type, from record: UnsafeRawBufferPointer, dictionary: KeyDictionary) {
+        guard M._recordKeys == nil, !hasSeen(M.self) else { return }
+        let fields = tie(M.self, record: record, dictionary: dictionary).map(CodableFields.init)
+        learnt.withLock { known in
+            if known[ObjectIdentifier(M.self)] == nil { known[ObjectIdentifier(M.self)] = .some(fields) }
         }
-        learnt.withLock { $0[identity] = fields }
-        return fields
+    }
+
+    /// `M`'s stored properties, when `record`'s top-level fields are exactly they, in order and each of its
+    /// property's kind; `nil` otherwise.
+    private static func tie<M: Model>(
+        _ type: M.Type, record: UnsafeRawBufferPointer, dictionary: KeyDictionary
+    ) -> [SchemaReflection.StoredProperty]? {
+        guard let stored = SchemaReflection.storedProperties(of: M.self),
+            case .keyed(let entries)? = try? RecordValue(record: record, dictionary: dictionary),
+            entries.count == stored.count
+        else { return nil }
+        let context = SchemaReflection.Context()
+        for (property, entry) in zip(stored, entries) {
+            let declared = context.property(named: property.name, type: property.type)
+            guard entry.key == property.name, entry.value.fits(declared.shape, isOptional: declared.isOptional)
+            else { return nil }
+        }
+        return stored
     }
 
     private static let learnt = Lock<[ObjectIdentifier: CodableFields?]>([:])
+}
+
+extension RecordValue {
+    /// Whether this stored value is one a property of `shape` writes: its kind, or `nil` for an optional. A type
+    /// Cellar does not look into fits any value, and so does a struct, which may code itself as anything.
+    func fits(_ shape: ValueShape, isOptional: Bool) -> Bool {
+        switch (self, shape) {
+        case (_, .opaque), (_, .object): true
+        case (.null, _): isOptional
+        case (.bool, .bool), (.int, .int), (.uint, .int), (.int128, .int), (.uint128, .int), (.float, .float),
+            (.double, .double), (.string, .string), (.bytes, .data), (.date, .date), (.uuid, .uuid), (.url, .url),
+            (.decimal, .decimal), (.keyed, .dictionary), (.unkeyed, .list), (.unkeyed, .pairs),
+            (_, .link):
+            true
+        default: false
+        }
+    }
 }
