@@ -76,6 +76,28 @@ enum Family {
 }
 
 /// The gallery story's model: properties whose decoders would refuse, or trap on, made-up values.
+/// A model decoded as app code decodes: a raw value read back with `!`, a rule checked with `precondition`. Cellar
+/// hands its `init(from:)` only records its own `encode(to:)` wrote, so it opens like any other.
+enum Launch {
+    enum Medium: String, Codable { case book, film }
+    struct Item: Model, Equatable {
+        var id: Int
+        var title: String
+        var medium: Medium
+        enum CodingKeys: String, CodingKey { case id, title, medium }
+        init(id: Int, title: String, medium: Medium) {
+            (self.id, self.title, self.medium) = (id, title, medium)
+        }
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            id = try container.decode(Int.self, forKey: .id)
+            title = try container.decode(String.self, forKey: .title)
+            medium = Medium(rawValue: try container.decode(String.self, forKey: .medium))!
+            precondition(!title.isEmpty, "every item has a title")
+        }
+    }
+}
+
 enum Gallery {
     enum Spot: Codable, Equatable {
         case unknown
@@ -403,7 +425,7 @@ do {
     }
     say("the app's Store still finds Wanko's owner: \(try ownerName("wanko"))")
 
-    heading("Any Codable property opens: no placeholder reaches Foundation's decoders")
+    heading("Any Codable property opens: enums with payloads, Foundation types, Int128")
     let gallery = try Store(
         at: folder.appendingPathComponent("gallery"), configuration: .init(models: [Gallery.Sighting.self]))
     var sighting = Gallery.Sighting(
@@ -416,6 +438,18 @@ do {
             "an enum with a payload, a TimeZone, [Daypart: Bool], an Int128 and URLComponents read back equal: "
                 + "\(stored == sighting) (\(stored.spot), \(stored.zone.identifier), \(stored.serial))")
     }
+
+    heading("A decoder that force-unwraps opens: Cellar decodes only what the model wrote")
+    let shelf = folder.appendingPathComponent("launch")
+    do {
+        let store = try Store(at: shelf, configuration: .init(models: [Launch.Item.self]))
+        try store.write { tx in try tx.insert(Launch.Item(id: 1, title: "Dune", medium: .book)) }
+    }
+    let launched = try Store(at: shelf, configuration: .init(models: [Launch.Item.self]))
+    say(
+        "Kind(rawValue:)! and precondition in init(from:): opened empty, stored, reopened and read back "
+            + "\(try launched.object(Launch.Item.self, id: 1).map { "\($0.title) (\($0.medium))" } ?? "nothing") "
+            + "(opening decoded one stored record with the model itself, and no made-up value)")
 
     heading("A changed model: an error in words, then a migration")
     let shelter = folder.appendingPathComponent("shelter")

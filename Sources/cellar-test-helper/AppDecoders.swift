@@ -248,7 +248,8 @@ enum AppDecoderStories {
                     id: UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!,
                     homepage: URL(string: "https://example.com/a")!),
                 ForcedURLAndUUID(
-                    id: UUID(uuidString: "F621E1F8-C36C-495A-93FC-0C247A3E6E5F")!, homepage: URL(string: "https://swift.org")!),
+                    id: UUID(uuidString: "F621E1F8-C36C-495A-93FC-0C247A3E6E5F")!,
+                    homepage: URL(string: "https://swift.org")!),
             ]
             return try roundTrip(
                 values, in: folder, query: { $0.objects(ForcedURLAndUUID.self).where(\.host == "swift.org") })

@@ -340,7 +340,8 @@ struct LinkBytesTests {
             // A record the model wrote is what ties its properties to its fields.
             try tx.insert(
                 Edited.Holder(
-                    id: 9, name: "h", dogs: [], best: nil, tags: [], badge: nil, badges: [], bones: [], tally: Tally(1)))
+                    id: 9, name: "h", dogs: [], best: nil, tags: [], badge: nil, badges: [], bones: [], tally: Tally(1))
+            )
         }
         #expect(LinkBytes.fields(of: Edited.Counted.self).allSatisfy { $0 == nil })
         #expect(LinkBytes.fields(of: Edited.Renamed.self).allSatisfy { $0 == nil })

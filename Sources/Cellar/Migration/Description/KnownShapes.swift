@@ -62,11 +62,15 @@ extension Dictionary: KnownShape {
 
 /// Ranges are stored as a list of their two bounds.
 extension Range: KnownShape {
-    static func describedShape(in context: SchemaReflection.Context) -> ValueShape { .list(context.shape(of: Bound.self)) }
+    static func describedShape(in context: SchemaReflection.Context) -> ValueShape {
+        .list(context.shape(of: Bound.self))
+    }
 }
 
 extension ClosedRange: KnownShape {
-    static func describedShape(in context: SchemaReflection.Context) -> ValueShape { .list(context.shape(of: Bound.self)) }
+    static func describedShape(in context: SchemaReflection.Context) -> ValueShape {
+        .list(context.shape(of: Bound.self))
+    }
 }
 
 extension Link: KnownShape {
