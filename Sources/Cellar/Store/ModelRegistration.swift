@@ -4,8 +4,8 @@ import LMDB
 /// the rules its `Schema` must keep, checked once.
 ///
 /// It is worked out at the first opening in a process and kept: a type cannot change while the process runs (its
-/// captured schema is kept the same way), and walking a `Schema` again at every opening (its key paths' names, a
-/// `Decimal` check on the captured schema) cost more than all the rest of opening an unchanged store.
+/// described schema is kept the same way), and walking a `Schema` again at every opening (its key paths' names, a
+/// `Decimal` check on the described schema) cost more than all the rest of opening an unchanged store.
 struct ModelRegistration: Sendable {
     /// The name the model is stored under.
     let name: String

@@ -390,10 +390,14 @@ extension Store {
         await core.commits.wait(beyond: version.rawValue, reading: models)
     }
 
-    /// The top-level properties of `type`'s records, by their coding keys.
+    /// The top-level properties of `type`'s records, by their coding keys: the keys its records were seen written
+    /// with in this process (its first write, or the first record opening decoded), then its stored properties'
+    /// names that are not among them. A `@Record` model's generated description names them.
     @_spi(Sync)
     public func propertyNames<M: Model>(of type: M.Type) throws(StoreError) -> [String] {
-        try M.describedSchema().properties.map(\.name)
+        if let keys = M._recordKeys { return keys.names }
+        let written = CodableFields.writtenKeys(M.self) ?? []
+        return written + (try M.describedSchema().properties.map(\.name)).filter { !written.contains($0) }
     }
 
     /// Whether `type` numbers its ids from a sequence (`autoIncrement`).

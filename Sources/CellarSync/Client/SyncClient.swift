@@ -22,7 +22,8 @@ public actor SyncClient {
     public nonisolated let device: String
     private let configuration: SyncConfiguration
     private let models: [String: SyncedModel]
-    private let schemas: [String: CellarSyncProtocol.ModelSchema]
+    /// What each request tells the server of the models (``SyncedModel/schema``).
+    private var schemas: [String: CellarSyncProtocol.ModelSchema] { models.mapValues { $0.schema() } }
     private let transport: HTTPTransport
     private var status = SyncStatus()
     private var watchers: [UUID: AsyncStream<SyncStatus>.Continuation] = [:]
@@ -53,7 +54,6 @@ public actor SyncClient {
         self.store = store
         self.configuration = configuration
         self.models = models
-        self.schemas = models.mapValues(\.schema)
         self.transport = HTTPTransport(server: configuration.server, token: configuration.token)
     }
 

@@ -6,7 +6,9 @@ import Foundation
 /// pushes, and apply a pulled change.
 struct SyncedModel: Sendable {
     let name: String
-    let schema: CellarSyncProtocol.ModelSchema
+    /// What the server is told of the model with each request: its version and the properties its records hold, by
+    /// coding key. Asked each time, as the store learns a model's keys from the first record it writes or reads.
+    let schema: @Sendable () -> CellarSyncProtocol.ModelSchema
     /// The state to push for a record in the outbox; `nil` when the record is gone and no tombstone says why (a
     /// record made and deleted before it was ever pushed).
     let pushState: @Sendable (ReadScope, PendingSyncChange) throws -> RecordState?
@@ -28,16 +30,16 @@ struct SyncedModel: Sendable {
             throw .unsupportedID(model: name, type: "\(M.ID.self)")
         }
         self.name = name
-        do {
-            schema = CellarSyncProtocol.ModelSchema(
-                version: schemaVersion, properties: try store.propertyNames(of: type))
-        } catch {
-            throw .store(error)
+        do { _ = try store.propertyNames(of: type) } catch { throw .store(error) }
+        let schema: @Sendable () -> CellarSyncProtocol.ModelSchema = {
+            CellarSyncProtocol.ModelSchema(
+                version: schemaVersion, properties: (try? store.propertyNames(of: type)) ?? [])
         }
-        let properties = Set(schema.properties)
+        self.schema = schema
         pushState = { scope, pending in
             if let deleted = pending.deleted { return .tombstone(deleted) }
             guard let value = try scope.object(M.self, primaryKey: pending.primaryKey) else { return nil }
+            let properties = Set(schema().properties)
             // Only the model's properties now: a property the model no longer has keeps its stamp in the store (the
             // record's bytes may still hold it), and the server refuses a property the model does not declare.
             return RecordState(

@@ -62,7 +62,7 @@ extension Store {
     /// changes, the migration steps that would run, and whether records would be rewritten. An app can show
     /// "Updating…" before a long migration, or decide not to open.
     ///
-    /// - Throws: `StoreError.invalidSchema` when a model's schema cannot be captured or breaks a rule opening enforces
+    /// - Throws: `StoreError.invalidSchema` when a model's schema breaks a rule opening enforces
     ///   (an index on a `Decimal`, a rename to a key the model does not store), as opening would; the errors of opening
     ///   a file (`incompatibleFile`, `corruptedFile`, `configurationConflict`).
     public static func pendingChanges(

@@ -60,16 +60,20 @@ struct DecodingFailure {
 extension Model {
     /// The key of the first stored record (of all, or of the first alone) that does not decode as this model, and
     /// the error it gave: a `RecordFormat.Damage` when the record's checksum or format byte is wrong, a decoding
-    /// error otherwise.
+    /// error otherwise. The first record that decodes teaches this process the model's keys and fields.
     static func firstUnreadableRecord(
         in txn: ReadTransaction, records: Database, dictionary: KeyDictionary, firstOnly: Bool = false
     ) throws -> ([UInt8], any Error)? {
         let decoder = RecordDecoder()
         var found: ([UInt8], any Error)?
+        var learnt = false
         try txn.walk(records) { entry in
             do {
                 let value = try decoder.decodeRecord(Self.self, from: entry.value, dictionary: dictionary)
-                if firstOnly { learnFields(from: value, dictionary: dictionary) }
+                if !learnt {
+                    learnFields(from: value, dictionary: dictionary)
+                    learnt = true
+                }
                 return !firstOnly
             } catch {
                 let damage = RecordFormat.Damage.underlying(error)

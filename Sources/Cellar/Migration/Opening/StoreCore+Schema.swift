@@ -228,7 +228,7 @@ extension StoreCore {
         }
     }
 
-    /// The schema of every model the file describes: the configuration's as captured, the others as stored.
+    /// The schema of every model the file describes: the configuration's as described, the others as stored.
     private func allSchemas(plans: [ModelSchemaPlan], in txn: ReadTransaction) throws -> [ModelSchema] {
         let registered = Set(plans.map(\.name))
         let others = try storedModelNames(in: txn).filter { !registered.contains($0) }

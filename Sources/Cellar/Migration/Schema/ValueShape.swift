@@ -25,8 +25,8 @@ indirect enum ValueShape: Hashable, Sendable, Codable {
     case pairs(key: ValueShape, value: ValueShape)
     /// A `Link` to the model stored under this name.
     case link(String)
-    /// A type capture does not look into, named by its Swift type: a Foundation type (`TimeZone`, `Locale`), an enum
-    /// with associated values, a type that conforms to `SchemaSample` or contains itself. Stored records decide
+    /// A type Cellar does not look into, named by its Swift type: a Foundation type (`TimeZone`, `Locale`), an enum
+    /// with associated values, a class, a type that contains itself. Stored records decide
     /// whether it still reads: they are decoded at opening when the model's schema or the schema version changed.
     case opaque(String)
 
@@ -66,7 +66,7 @@ indirect enum ValueShape: Hashable, Sendable, Codable {
     /// Whether a value of this shape holds a `Decimal` anywhere: a value no index key can order.
     var holdsDecimal: Bool { contains { $0 == .decimal } }
 
-    /// Whether this shape is, or holds, a type capture did not look into.
+    /// Whether this shape is, or holds, a type Cellar does not look into.
     var holdsOpaque: Bool {
         contains {
             if case .opaque = $0 { return true }
@@ -162,7 +162,7 @@ struct ModelSchema: Hashable, Sendable, Codable {
 
     func property(_ name: String) -> PropertyShape? { properties.first { $0.name == name } }
 
-    /// Whether a property is, or holds, a type capture did not look into: its records decide whether it reads.
+    /// Whether a property is, or holds, a type Cellar does not look into: its records decide whether it reads.
     var holdsOpaque: Bool { properties.contains { $0.shape.holdsOpaque } }
 
     /// The shape of the field at a path of names (`["address", "zip"]`), through nested structs.

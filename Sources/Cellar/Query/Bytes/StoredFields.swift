@@ -69,33 +69,39 @@ final class CodableFields: Sendable {
     /// `M`'s fields, once a record it wrote was seen in this process; `nil` before, and when its records are not
     /// its stored properties.
     static func of<M: Model>(_ type: M.Type) -> CodableFields? {
-        learnt.withLock { $0[ObjectIdentifier(M.self)] ?? nil }
+        seen.withLock { $0[ObjectIdentifier(M.self)]?.fields }
+    }
+
+    /// The top-level keys of `M`'s records, in the order its encoding writes them, once this process saw one.
+    static func writtenKeys<M: Model>(_ type: M.Type) -> [String]? {
+        seen.withLock { $0[ObjectIdentifier(M.self)]?.keys }
     }
 
     /// Whether this process has looked at a record of `M` already.
     static func hasSeen<M: Model>(_ type: M.Type) -> Bool {
-        learnt.withLock { $0[ObjectIdentifier(M.self)] != nil }
+        seen.withLock { $0[ObjectIdentifier(M.self)] != nil }
     }
 
-    /// Learns `M`'s fields from `record`, a whole record `M`'s own encoding wrote, read with `dictionary`; the first
-    /// record seen decides for the process.
+    /// Learns `M`'s keys and fields from `record`, a whole record `M`'s own encoding wrote, read with `dictionary`;
+    /// the first record seen decides for the process.
     static func learn<M: Model>(_ type: M.Type, from record: UnsafeRawBufferPointer, dictionary: KeyDictionary) {
-        guard M._recordKeys == nil, !hasSeen(M.self) else { return }
-        let fields = tie(M.self, record: record, dictionary: dictionary).map(CodableFields.init)
-        learnt.withLock { known in
-            if known[ObjectIdentifier(M.self)] == nil { known[ObjectIdentifier(M.self)] = .some(fields) }
+        guard M._recordKeys == nil, !hasSeen(M.self),
+            case .keyed(let entries)? = try? RecordValue(record: record, dictionary: dictionary)
+        else { return }
+        let written = Written(keys: entries.map(\.key), fields: tie(M.self, entries: entries).map(CodableFields.init))
+        seen.withLock { known in
+            if known[ObjectIdentifier(M.self)] == nil { known[ObjectIdentifier(M.self)] = written }
         }
     }
 
-    /// `M`'s stored properties, when `record`'s top-level fields are exactly they, in order and each of its
+    /// `M`'s stored properties, when a record's top-level `entries` are exactly they, in order and each of its
     /// property's kind; `nil` otherwise.
     private static func tie<M: Model>(
-        _ type: M.Type, record: UnsafeRawBufferPointer, dictionary: KeyDictionary
+        _ type: M.Type, entries: [(key: String, value: RecordValue)]
     ) -> [SchemaReflection.StoredProperty]? {
-        guard let stored = SchemaReflection.storedProperties(of: M.self),
-            case .keyed(let entries)? = try? RecordValue(record: record, dictionary: dictionary),
-            entries.count == stored.count
-        else { return nil }
+        guard let stored = SchemaReflection.storedProperties(of: M.self), entries.count == stored.count else {
+            return nil
+        }
         let context = SchemaReflection.Context()
         for (property, entry) in zip(stored, entries) {
             let declared = context.property(named: property.name, type: property.type)
@@ -105,7 +111,13 @@ final class CodableFields: Sendable {
         return stored
     }
 
-    private static let learnt = Lock<[ObjectIdentifier: CodableFields?]>([:])
+    /// What a record of a model showed: its top-level keys, and its fields tied to its properties where they are.
+    private struct Written {
+        let keys: [String]
+        let fields: CodableFields?
+    }
+
+    private static let seen = Lock<[ObjectIdentifier: Written]>([:])
 }
 
 extension RecordValue {
