@@ -143,18 +143,22 @@ extension StoreCore {
     func openingPlan(for configuration: Configuration, in txn: ReadTransaction) throws -> OpeningPlan {
         let storedVersion = try storedSchemaVersion(in: txn)
         let from = storedVersion ?? configuration.schemaVersion
+        let steps = configuration.migrations.filter { $0.version > from && $0.version <= configuration.schemaVersion }
+            .sorted { $0.version < $1.version }
         return OpeningPlan(
-            models: try schemaPlans(for: configuration, in: txn), storedVersion: storedVersion,
-            steps: configuration.migrations.filter { $0.version > from && $0.version <= configuration.schemaVersion }
-                .sorted { $0.version < $1.version })
+            models: try schemaPlans(for: configuration, decodingRecords: steps.isEmpty, in: txn),
+            storedVersion: storedVersion, steps: steps)
     }
 
     /// The changes opening with `configuration` would make, model by model, with what a decode of their stored
-    /// records said (``ModelSchemaPlan/recordCheck``).
-    private func schemaPlans(for configuration: Configuration, in txn: ReadTransaction) throws -> [ModelSchemaPlan] {
+    /// records said (``ModelSchemaPlan/recordCheck``) unless migration steps run first (`decodingRecords` false):
+    /// then the records are decoded after the steps.
+    private func schemaPlans(
+        for configuration: Configuration, decodingRecords: Bool, in txn: ReadTransaction
+    ) throws -> [ModelSchemaPlan] {
         try configuration.models.map { type in
             var plan = try schemaPlan(for: type, in: txn)
-            if plan.recordCheck != .none {
+            if decodingRecords, plan.recordCheck != .none {
                 plan.unreadable = try unreadableRecord(
                     of: type, storedAs: plan.formerName ?? plan.name, in: txn, firstOnly: plan.recordCheck == .first)
             }
