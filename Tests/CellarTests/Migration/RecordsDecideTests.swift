@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 import Testing
 
 @testable import Cellar
@@ -113,5 +114,77 @@ struct RecordsDecideTests {
         #expect(try query.results().map(\.id) == [2])
         let plan = try query.explain()
         #expect(plan.contains("bytes"), "\(plan)")
+    }
+}
+
+/// A store whose schemas an earlier Cellar stored, when it learnt fields by decoding placeholders: it described a
+/// type that refused them by name, and a struct with its own coding keys by those keys. The first opening with this
+/// version finds its description changed, decodes the records, finds they read, and stores the new description.
+@Suite("Schema changes: a store described by an earlier Cellar")
+struct EarlierDescriptionTests {
+    struct Email: Codable, Equatable, Sendable {
+        let address: String
+        init(_ address: String) { self.address = address }
+        init(from decoder: any Decoder) throws {
+            address = try decoder.singleValueContainer().decode(String.self)
+            guard address.contains("@") else {
+                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "no @"))
+            }
+        }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(address)
+        }
+    }
+
+    struct Member: Model, Equatable {
+        var id: Int
+        var fullName: String
+        var email: Email
+        static let schema = Schema<Member>(indexes: [.index(\.fullName)])
+        enum CodingKeys: String, CodingKey {
+            case id
+            case fullName = "full_name"
+            case email
+        }
+    }
+
+    @Test func itOpensWithoutAMigrationAndTheNextOpeningIsUnchanged() throws {
+        let folder = TemporaryFolder()
+        let members = (1...4).map { Member(id: $0, fullName: "member \($0)", email: Email("m\($0)@x.y")) }
+        do {
+            let store = try folder.store([Member.self])
+            try store.write { tx in for member in members { try tx.insert(member) } }
+        }
+        // The description the capturing Cellar stored: the coding keys, and the refusing type by name.
+        var earlier = Member.describeSchema()
+        earlier.properties = [
+            PropertyShape(name: "id", shape: .int, isOptional: false),
+            PropertyShape(name: "full_name", shape: .string, isOptional: false),
+            PropertyShape(name: "email", shape: .opaque("Email"), isOptional: false),
+        ]
+        do {
+            let environment = try Environment(path: folder.url.path)
+            defer { environment.close() }
+            try environment.write { txn in
+                let meta = try #require(try txn.openDatabase(named: "_meta"))
+                try txn.put(
+                    meta, key: Array("schema/Member".utf8), value: Array(try ModelSchema.encoder.encode(earlier)))
+            }
+        }
+        let configuration = Configuration(models: [Member.self])
+        let pending = try Store.pendingChanges(at: folder.url, configuration: configuration)
+        #expect(!pending.changes.isEmpty)
+        #expect(pending.unmigratedChanges == [])
+        do {
+            let store = try Store(at: folder.url, configuration: configuration)
+            #expect(Array(try store.objects(Member.self).results()) == members)
+            #expect(try store.objects(Member.self).where(\.fullName == "member 3").results().map(\.id) == [3])
+            #expect(try store.verifyIntegrity().problems == [])
+        }
+        #expect(try Store.pendingChanges(at: folder.url, configuration: configuration).changes == [])
+        var readOnly = configuration
+        readOnly.readOnly = true
+        #expect(try Store(at: folder.url, configuration: readOnly).objects(Member.self).count() == 4)
     }
 }
