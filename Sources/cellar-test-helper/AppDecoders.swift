@@ -231,6 +231,37 @@ struct ForcedRawValueRetyped: Model, Equatable {
     }
 }
 
+/// A shelf of `ForcedRawValue`s whose decoder also force-unwraps, linked with a cascade, searched by its label: the
+/// story where these decoders meet links, delete rules, full-text search and a migration.
+struct Shelf: Model, Equatable {
+    var id: Int
+    var label: String
+    var items: [Link<ForcedRawValue>]
+    var medium: Medium
+    static let schema = Schema<Shelf>(
+        indexes: [.fullText(\.label)], links: [.link(\.items, deleteRule: .cascade)])
+
+    enum CodingKeys: String, CodingKey { case id, label, items, medium }
+    init(id: Int, label: String, items: [Link<ForcedRawValue>], medium: Medium) {
+        (self.id, self.label, self.items, self.medium) = (id, label, items, medium)
+    }
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(Int.self, forKey: .id)
+        label = try container.decode(String.self, forKey: .label)
+        items = try container.decode([Link<ForcedRawValue>].self, forKey: .items)
+        medium = Medium(rawValue: try container.decode(String.self, forKey: .medium))!
+        precondition(!label.isEmpty, "a shelf has a label")
+    }
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(label, forKey: .label)
+        try container.encode(items, forKey: .items)
+        try container.encode(medium.rawValue, forKey: .medium)
+    }
+}
+
 /// The stories `AppDecoderTests` runs, each by name: open an empty store, store values, reopen, read them back
 /// equal (by id, by scan, by a query), and print "ok".
 enum AppDecoderStories {
@@ -273,6 +304,8 @@ enum AppDecoderStories {
                     Contact(id: 1, name: "Ann", email: .init("a@b.c"), backup: nil, phones: [.init("0123456789")]),
                     Contact(id: 2, name: "Bo", email: .init("d@e.f"), backup: .init("g@h.i"), phones: []),
                 ], in: folder, query: { $0.objects(Contact.self).where(\.name == "Bo") })
+        case "crossing":
+            return try crossing(in: folder)
         case "migration-added", "migration-retyped", "migration-new-version":
             // Records written by the first version, then the store opened by a later one whose decoder also
             // force-unwraps: what opening says is printed.
@@ -307,6 +340,48 @@ enum AppDecoderStories {
         default:
             return "unknown story \(name)"
         }
+    }
+
+    /// Shelves and items: a search, a cascade, a migration that renames a label, every step reopened.
+    private static func crossing(in folder: URL) throws -> String {
+        let models: [any Model.Type] = [Shelf.self, ForcedRawValue.self]
+        do {
+            let store = try Store(at: folder, configuration: .init(models: models))
+            try store.write { tx in
+                for id in 1...4 {
+                    try tx.insert(ForcedRawValue(id: id, kind: id.isMultiple(of: 2) ? .film : .book, title: "t\(id)"))
+                }
+                try tx.insert(Shelf(id: 1, label: "science fiction", items: [Link(id: 1), Link(id: 2)], medium: .book))
+                try tx.insert(Shelf(id: 2, label: "horror films", items: [Link(id: 3)], medium: .film))
+            }
+        }
+        do {
+            let store = try Store(at: folder, configuration: .init(models: models))
+            let found = try store.objects(Shelf.self).where(.matches(\.label, "fiction")).results().map(\.id)
+            guard found == [1] else { return "the search found \(found)" }
+            try store.write { tx in try tx.delete(Shelf.self, id: 1) }
+            let left = try store.objects(ForcedRawValue.self).results().map(\.id)
+            guard left == [3, 4] else { return "the cascade left \(left)" }
+            let problems = try store.verifyIntegrity().problems
+            guard problems.isEmpty else { return "verifyIntegrity: \(problems)" }
+        }
+        let migrated = Configuration(
+            models: models, schemaVersion: 2,
+            migrations: [
+                .to(2) { migration in
+                    try migration.enumerateRecords(ofType: "Shelf") { shelf in
+                        let label = try shelf.value("label", as: String.self) ?? ""
+                        try shelf.set("label", to: label.uppercased())
+                    }
+                }
+            ])
+        let store = try Store(at: folder, configuration: migrated)
+        let labels = try store.objects(Shelf.self).results().map(\.label)
+        guard labels == ["HORROR FILMS"] else { return "the migration left \(labels)" }
+        guard try store.objects(Shelf.self).where(.matches(\.label, "horror")).count() == 1 else {
+            return "the search after the migration missed"
+        }
+        return "ok"
     }
 
     /// Opens an empty store of `M`, writes `values`, reopens it (read-write, then read-only) and reads them back.

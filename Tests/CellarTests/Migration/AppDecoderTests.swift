@@ -6,9 +6,8 @@ import Testing
 /// opening, by decoding stored records. Each story runs in its own process, so that a trap is a failed test.
 @Suite("App decoders: opening never hands a model's init(from:) a value it did not write")
 struct AppDecoderTests {
-    /// Runs a story of `cellar-test-helper app-decoders` in a new folder and returns what it printed.
-    private func story(_ name: String) throws -> String {
-        let folder = TemporaryFolder()
+    /// Runs a story of `cellar-test-helper app-decoders` in `folder` and returns what it printed.
+    private func story(_ name: String, in folder: TemporaryFolder = TemporaryFolder()) throws -> String {
         let helper = Process()
         helper.executableURL = try builtExecutable()
         helper.arguments = ["app-decoders", folder.url.path, name]
@@ -31,6 +30,19 @@ struct AppDecoderTests {
     ])
     func aModelWhoseDecoderTrapsOnValuesItDidNotWriteOpensStoresAndReadsBack(_ name: String) throws {
         #expect(try story(name) == "ok")
+    }
+
+    /// Where these decoders meet links and a cascade, full-text search, a migration, and the `cellar` tool, which
+    /// reads the store without the types.
+    @Test func theyMeetLinksSearchMigrationsAndTheTool() throws {
+        let folder = TemporaryFolder()
+        #expect(try story("crossing", in: folder) == "ok")
+        let verified = try CellarToolTests.cellar("verify", folder.url.path)
+        #expect(verified.status == 0, "\(verified.output)")
+        let dumped = try CellarToolTests.cellar("dump", folder.url.path, "Shelf")
+        #expect(dumped.status == 0 && dumped.output.contains("HORROR FILMS"), "\(dumped.output)")
+        let info = try CellarToolTests.cellar("info", folder.url.path)
+        #expect(info.status == 0 && info.output.contains("medium"), "\(info.output)")
     }
 
     @Test func aRequiredPropertyAddedIsAMigrationFoundByDecodingTheRecords() throws {
