@@ -60,10 +60,12 @@ extension Store {
 
     /// What opening the store in `directory` with `configuration` would change, without writing anything: the schema
     /// changes, the migration steps that would run, and whether records would be rewritten. An app can show
-    /// "Updating…" before a long migration, or decide not to open.
+    /// "Updating…" before a long migration, or decide not to open. As opening does, it decodes stored records with
+    /// the models' own types to tell which changes need a migration: every record of a model whose fields changed,
+    /// the first record of the others.
     ///
     /// - Throws: `StoreError.invalidSchema` when a model's schema breaks a rule opening enforces
-    ///   (an index on a `Decimal`, a rename to a key the model does not store), as opening would; the errors of opening
+    ///   (an index on a `Decimal`, a property renamed to one it does not have), as opening would; the errors of opening
     ///   a file (`incompatibleFile`, `corruptedFile`, `configurationConflict`).
     public static func pendingChanges(
         at directory: URL, configuration: Configuration
