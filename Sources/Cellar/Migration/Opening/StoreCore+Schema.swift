@@ -158,9 +158,16 @@ extension StoreCore {
     ) throws -> [ModelSchemaPlan] {
         try configuration.models.map { type in
             var plan = try schemaPlan(for: type, in: txn)
-            if decodingRecords, plan.recordCheck != .none {
-                plan.unreadable = try unreadableRecord(
-                    of: type, storedAs: plan.formerName ?? plan.name, in: txn, firstOnly: plan.recordCheck == .first)
+            guard decodingRecords, plan.recordCheck != .none else { return plan }
+            // The first record of an unchanged model is decoded once per process and file: the type cannot change
+            // while the process runs, and records another version of the app wrote come with its stored schema,
+            // which then differs from this one.
+            let sample = SampledModel(type: ObjectIdentifier(type), path: path)
+            if plan.recordCheck == .first, sampledModels.withLock({ $0.contains(sample) }) { return plan }
+            plan.unreadable = try unreadableRecord(
+                of: type, storedAs: plan.formerName ?? plan.name, in: txn, firstOnly: plan.recordCheck == .first)
+            if plan.recordCheck == .first, plan.unreadable == nil {
+                _ = sampledModels.withLock { $0.insert(sample) }
             }
             return plan
         }
@@ -451,6 +458,15 @@ extension Model {
 }
 
 typealias DescribedSchema = (bytes: [UInt8], declarations: SchemaDeclarations)
+
+/// A model type whose first stored record in a file read at an opening of this process.
+private struct SampledModel: Hashable {
+    let type: ObjectIdentifier
+    let path: String
+}
+
+/// The models whose first record an opening of this process decoded without fault, by file.
+private let sampledModels = Lock<Set<SampledModel>>([])
 
 /// The described schemas of this process, in their stored form. Kept as bytes rather than as `ModelSchema`s: a
 /// `ValueShape` is an `indirect enum`, whose boxes Swift points to with the case in the pointer's spare bits, and a
