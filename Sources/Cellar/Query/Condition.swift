@@ -20,7 +20,7 @@ public struct Condition<M: Model>: Sendable {
     init(
         path: PartialKeyPath<M>?, description: @autoclosure @escaping @Sendable () -> String,
         ranges: Result<[KeyRange], StoreError>?, rank: Int, folding: String.CompareOptions? = nil,
-        matchesElements: Bool = false, fieldTest: FieldTest? = nil, search: SearchQuery? = nil,
+        matchesElements: Bool = false, fieldTest: PendingFieldTest? = nil, search: SearchQuery? = nil,
         test: @escaping @Sendable (M) -> Bool
     ) {
         self.init(
@@ -28,7 +28,7 @@ public struct Condition<M: Model>: Sendable {
                 Comparison(
                     path: path, describe: description, ranges: ranges, rank: rank,
                     folding: folding.flatMap { $0.isEmpty ? nil : $0 }, matchesElements: matchesElements,
-                    fieldTest: fieldTest, search: search, test: test)))
+                    pendingFieldTest: fieldTest, search: search, test: test)))
     }
 
     /// A condition on the value of `path`, checked on record bytes where the model's generated code allows;
@@ -263,8 +263,9 @@ struct Comparison<M: Model>: Sendable {
     let folding: String.CompareOptions?
     /// Whether the ranges are keys of one element of a list: only a multi-entry index answers it.
     let matchesElements: Bool
-    /// The comparison checked on record bytes, for a model with generated record code.
-    let fieldTest: FieldTest?
+    /// The comparison checked on record bytes, where the model's fields are known when the query is planned.
+    let pendingFieldTest: PendingFieldTest?
+    var fieldTest: FieldTest? { pendingFieldTest?.resolved }
     /// For a full-text search (`.matches`), what it looks for: a full-text index on `path` answers it (any
     /// property of the model's first full-text index when `path` is `nil`).
     let search: SearchQuery?

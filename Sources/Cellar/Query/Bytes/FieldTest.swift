@@ -1,11 +1,12 @@
 import Foundation
+import LMDB
 
 /// A comparison checked on a record's bytes: the field the compared property is stored in, found among the
 /// record's entries and tested on its own, so that a record that does not match is never decoded.
 ///
-/// `StoredFields` says which field holds the property: `@Record`'s generated code, or a plain `Codable` model's
-/// synthesized decoding. A model that stores a property under another key, or decodes it in some other way, has its
-/// conditions checked on decoded values.
+/// `StoredFields` says which field holds the property: `@Record`'s generated code, or, for a plain `Codable` model,
+/// the first record this process saw it write or read, when its fields are its stored properties. A model that
+/// stores a property under another key, or codes it some other way, has its conditions checked on decoded values.
 ///
 /// A class: a query's check holds one reference, and calling it per record copies nothing.
 final class FieldTest: Sendable {
@@ -35,30 +36,33 @@ final class FieldTest: Sendable {
         whenAbsent = absentIsNil ? whenNull : nil
     }
 
-    /// The test of `path` against `test`, when `M` has generated code that stores the property as a field of a
-    /// type with built-in or generated record code. For an equality (`==`, `!=`, `in`), `equalTo` are the compared
-    /// values: a field stored in the same canonical form as one of them is then compared byte for byte.
+    /// The test of `path` against `test`, when `V` is a type whose stored value a record's bytes give. For an
+    /// equality (`==`, `!=`, `in`), `equalTo` are the compared values: a field stored in the same canonical form as
+    /// one of them is then compared byte for byte.
     static func make<M: Model, V: Encodable>(
-        _ path: KeyPath<M, V>, equalTo values: [V]? = nil, negated: Bool = false,
+        _ path: KeyPath<M, V> & Sendable, equalTo values: [V]? = nil, negated: Bool = false,
         test: @escaping @Sendable (V) -> Bool
-    ) -> FieldTest? {
+    ) -> PendingFieldTest? {
         make(path, canonical: values.flatMap { CanonicalBytes($0) }, negated: negated, test: test)
     }
 
     // Unconstrained in `V`, so the closures capture no conformance of it (metatypes are not `Sendable` before
     // Swift 6.2); `#Predicate`'s comparisons, whose values' conformances are opened, come here directly.
     static func make<M: Model, V>(
-        _ path: KeyPath<M, V>, canonical: CanonicalBytes?, negated: Bool, test: @escaping @Sendable (V) -> Bool
-    ) -> FieldTest? {
-        guard let field = StoredFields.field(of: path), let read = FieldValue.reader(V.self) else {
-            return nil
+        _ path: KeyPath<M, V> & Sendable, canonical: CanonicalBytes?, negated: Bool,
+        test: @escaping @Sendable (V) -> Bool
+    ) -> PendingFieldTest? {
+        guard let read = FieldValue.reader(V.self) else { return nil }
+        return PendingFieldTest {
+            // Which field holds the property is known once `StoredFields` knows the model's fields.
+            guard let field = StoredFields.field(of: path) else { return nil }
+            return FieldTest(
+                field: field.number, canonical: canonical, negated: negated,
+                // An optional property is `nil` where its record stores null (and, for generated code, where it has
+                // no entry), as `decodeIfPresent` reads it.
+                whenNull: FieldValue.absent(V.self).map(test), absentIsNil: field.absentIsNil,
+                readAndTest: { reader in test(try read.value(&reader)) })
         }
-        return FieldTest(
-            field: field.number, canonical: canonical, negated: negated,
-            // An optional property is `nil` where its record stores null (and, for generated code, where it has no
-            // entry), as `decodeIfPresent` reads it.
-            whenNull: FieldValue.absent(V.self).map(test), absentIsNil: field.absentIsNil,
-            readAndTest: { reader in test(try read.value(&reader)) })
     }
 
     /// Tests the field whose entries have key `code` in `record`: `true` or `false` when the bytes decide, `nil`
@@ -117,4 +121,22 @@ protocol AbsentValue {
 
 extension Optional: AbsentValue {
     static var absentValue: Wrapped? { nil }
+}
+
+/// A comparison on record bytes whose field is looked up when a query is planned, not when its condition is made: a
+/// plain `Codable` model's fields are learnt from the first record it writes or opening decodes, which may come after
+/// the condition was made. Once found, the field stays (a type cannot change while the process runs).
+final class PendingFieldTest: Sendable {
+    private let make: @Sendable () -> FieldTest?
+    private let found = Lock<FieldTest?>(nil)
+
+    init(_ make: @escaping @Sendable () -> FieldTest?) { self.make = make }
+
+    /// The test, when the model's fields are known; `nil` while they are not (the records are decoded instead).
+    var resolved: FieldTest? {
+        if let known = found.withLock({ $0 }) { return known }
+        guard let test = make() else { return nil }
+        found.withLock { $0 = test }
+        return test
+    }
 }

@@ -121,7 +121,7 @@ struct PredicatePart {
     let rank: Int
     var matchesElements = false
     /// The comparison checked on record bytes, as the key-path form's is, where the model's fields are known.
-    var fieldTest: FieldTest?
+    var fieldTest: PendingFieldTest?
 }
 
 /// The comparisons a predicate's constant takes part in, the property on the left.
@@ -285,7 +285,7 @@ extension PredicateExpressions.Value: PredicateValueNode {
     /// The key-path form's test on record bytes, for a property of `Output`'s own type: the same comparison,
     /// opened on the value's `Equatable` or `Comparable` conformance.
     private func fieldTest<M: Model>(_ path: KeyPath<M, Output>, _ comparison: ValueComparison, _ value: any Encodable)
-        -> FieldTest?
+        -> PendingFieldTest?
     {
         let test: (@Sendable (Output) -> Bool)?
         switch comparison {
@@ -297,8 +297,8 @@ extension PredicateExpressions.Value: PredicateValueNode {
         guard let test else { return nil }
         let equality = comparison == .equal || comparison == .notEqual
         return FieldTest.make(
-            path, canonical: equality ? CanonicalBytes.of(value) : nil, negated: comparison == .notEqual,
-            test: test)
+            sendableKeyPath(path), canonical: equality ? CanonicalBytes.of(value) : nil,
+            negated: comparison == .notEqual, test: test)
     }
 
     private static func equality<E: Equatable>(_ value: E, negated: Bool) -> (@Sendable (Output) -> Bool)? {
@@ -336,20 +336,24 @@ extension PredicateExpressions.Value: PredicateValueNode {
     }
 
     /// The key-path form's test on record bytes of a list or a set holding `element`.
-    private static func containment<M: Model>(_ element: Any, path: AnyKeyPath, _: M.Type) -> FieldTest? {
+    private static func containment<M: Model>(_ element: Any, path: AnyKeyPath, _: M.Type) -> PendingFieldTest? {
         if let element = element as? any Hashable, let test = inSet(element, path: path, M.self) { return test }
         guard let element = element as? any Equatable else { return nil }
         return inList(element, path: path, M.self)
     }
 
-    private static func inList<M: Model, E: Equatable>(_ element: E, path: AnyKeyPath, _: M.Type) -> FieldTest? {
+    private static func inList<M: Model, E: Equatable>(_ element: E, path: AnyKeyPath, _: M.Type)
+        -> PendingFieldTest?
+    {
         guard let path = path as? KeyPath<M, [E]> else { return nil }
-        return FieldTest.make(path, canonical: nil, negated: false, test: sendable { $0.contains(element) })
+        return FieldTest.make(sendableKeyPath(path), canonical: nil, negated: false, test: sendable { $0.contains(element) })
     }
 
-    private static func inSet<M: Model, E: Hashable>(_ element: E, path: AnyKeyPath, _: M.Type) -> FieldTest? {
+    private static func inSet<M: Model, E: Hashable>(_ element: E, path: AnyKeyPath, _: M.Type)
+        -> PendingFieldTest?
+    {
         guard let path = path as? KeyPath<M, Set<E>> else { return nil }
-        return FieldTest.make(path, canonical: nil, negated: false, test: sendable { $0.contains(element) })
+        return FieldTest.make(sendableKeyPath(path), canonical: nil, negated: false, test: sendable { $0.contains(element) })
     }
 
     private func isSet<M: Model, E: Hashable & Encodable>(of _: E, path: AnyKeyPath, _: M.Type) -> Bool {
@@ -386,7 +390,7 @@ extension PredicateExpressions.NilLiteral: PredicateValueNode {
             rank: kind.rank,
             // (`nil` is stored alike whatever the optional's type.)
             fieldTest: FieldTest.make(
-                typed, canonical: CanonicalBytes.of(Int?.none), negated: negated,
+                sendableKeyPath(typed), canonical: CanonicalBytes.of(Int?.none), negated: negated,
                 test: { ($0 == nil) != negated }))
     }
 }
