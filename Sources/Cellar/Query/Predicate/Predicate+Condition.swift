@@ -346,14 +346,16 @@ extension PredicateExpressions.Value: PredicateValueNode {
         -> PendingFieldTest?
     {
         guard let path = path as? KeyPath<M, [E]> else { return nil }
-        return FieldTest.make(sendableKeyPath(path), canonical: nil, negated: false, test: sendable { $0.contains(element) })
+        return FieldTest.make(
+            sendableKeyPath(path), canonical: nil, negated: false, test: sendable { $0.contains(element) })
     }
 
     private static func inSet<M: Model, E: Hashable>(_ element: E, path: AnyKeyPath, _: M.Type)
         -> PendingFieldTest?
     {
         guard let path = path as? KeyPath<M, Set<E>> else { return nil }
-        return FieldTest.make(sendableKeyPath(path), canonical: nil, negated: false, test: sendable { $0.contains(element) })
+        return FieldTest.make(
+            sendableKeyPath(path), canonical: nil, negated: false, test: sendable { $0.contains(element) })
     }
 
     private func isSet<M: Model, E: Hashable & Encodable>(of _: E, path: AnyKeyPath, _: M.Type) -> Bool {
