@@ -350,7 +350,7 @@ func migrationBenchmarks() {
         }
         benchmark.stopMeasurement()
     }
-    Benchmark("capture the schemas of 10 models (first opening only): Cellar", configuration: repeated) { benchmark in
+    Benchmark("describe the schemas of 10 models (first opening only): Cellar", configuration: repeated) { benchmark in
         for _ in benchmark.scaledIterations { blackHole(try describeSchemasUncached(tenModels)) }
     }
 }
