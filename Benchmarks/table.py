@@ -25,12 +25,12 @@ def read_run(text, metric="wall clock"):
 runs = [read_run(open(path).read()) for path in sys.argv[1:]] or [read_run(sys.stdin.read())]
 p50 = {name: statistics.median(run[name] for run in runs if name in run) for name in runs[0]}
 
-WHOLE = ("query", "open", "capture")
+WHOLE = ("query", "open", "capture", "describe")
 # One delivery each: shown as the time it takes, not as a rate.
 LATENCY = ("deliver", "commit and deliver")
 
 def count(task):
-    # Queries, openings and captures are counted whole; the others count the records they handle.
+    # Queries, openings and schema descriptions are counted whole; the others count the records they handle.
     return 1 if task.startswith(WHOLE) else int(re.search(r"(\d+)", task).group(1))
 
 tasks = []

@@ -2,7 +2,7 @@
 // `label` is computed from the name and age, and an index on it is built. Cellar runs a migration step; GRDB runs the
 // DatabaseMigrator migration a GRDB user would write (ALTER TABLE, one UPDATE, CREATE INDEX); raw LMDB rewrites each
 // record of its hand-written layout and fills an index database. Then the cost of opening a store of 10 models whose
-// schema did not change, and the part of it that is schema capture.
+// schema did not change (empty, and holding records), and the part of it that describes the models.
 import Benchmark
 import CRawLMDB
 @_spi(Benchmarks) import Cellar

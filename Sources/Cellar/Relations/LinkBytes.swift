@@ -7,8 +7,8 @@ import LMDB
 /// a list loses the elements (its length and count, and the record's length, shrink to fit) and a to-one link
 /// becomes the null that both coders write for `nil`. The edit is made only where that holds and nothing else
 /// moves with the links:
-/// - the model's record fields are tied to its properties (`StoredFields`: generated record code, or the decoding
-///   Swift synthesizes), so the link's field is known by name;
+/// - the model's record fields are tied to its properties (`StoredFields`: generated record code, or the first record
+///   a plain model wrote or opening read, when its fields are its stored properties), so the link's field is known;
 /// - every index of the model is on stored properties other than that link: an index on a computed property may
 ///   read the links, and its entry would have to be worked out from the decoded record;
 /// - the targets' ids are `Int64`, `Int`, `String` or `UUID`, whose keys are read here from their bytes as
@@ -36,7 +36,8 @@ enum LinkBytes {
         let identity = ObjectIdentifier(M.self)
         if let known = learnt.withLock({ $0[identity] }) { return known }
         let fields = editableFields(of: M.self)
-        learnt.withLock { $0[identity] = fields }
+        // Kept only once the model's fields are known: a plain model's are learnt from its first record.
+        if StoredFields.keys(of: M.self) != nil { learnt.withLock { $0[identity] = fields } }
         return fields
     }
 

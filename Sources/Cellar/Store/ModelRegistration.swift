@@ -90,8 +90,10 @@ extension Model {
         }
         // A rename moves stored values to the property's coding key, which must be its name: a key the model does not
         // store would be filled and then never read.
-        // Its properties are checked here, its coding keys when its first record is written.
-        if let refusal = renameRefusal(keys: try describedSchema().properties.map(\.name)) {
+        // Its properties are checked here, when its type's metadata lists them, and its coding keys when its first
+        // record is written.
+        let properties = try describedSchema().properties.map(\.name)
+        if !properties.isEmpty, let refusal = renameRefusal(keys: properties) {
             throw .invalidSchema(model: name, reason: refusal)
         }
         var linkNames: Set<String> = []

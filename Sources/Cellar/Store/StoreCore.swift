@@ -9,6 +9,9 @@ final class StoreCore: Sendable {
     let directory: URL
     /// `directory.path`, kept because `URL.path` costs more than a write's index upkeep.
     let path: String
+    /// The data file's device and inode: the file itself, which a restore or a store deleted and made again at the
+    /// same path replaces.
+    let fileIdentity: String
     let meta: Database
     /// `_changes`: each write transaction's change log, keyed by the version it created.
     let changeLog: Database
@@ -47,6 +50,10 @@ final class StoreCore: Sendable {
         self.changeLog = databases.changeLog
         self.syncDatabases = Lock(databases.sync)
         self.registryKey = registryKey
+        var file = stat()
+        fileIdentity =
+            stat(directory.appendingPathComponent("data.mdb").path, &file) == 0
+            ? "\(file.st_dev):\(file.st_ino)" : directory.path
         self.modelsByName = Lock([:])
         self.commits = CommitSignal(after: environment.info.lastTransactionID)
         self.writerQueue = DispatchQueue(label: "Cellar writer \(directory.path)", qos: .userInitiated)

@@ -600,20 +600,19 @@ public final class WriteTransaction: ReadScope {
         return found[info.name] ?? []
     }
 
-    /// Compares, once per process and model, the record `@Record`'s generated code wrote for `value` with the one
-    /// its `Codable` conformance writes: an `encode(to:)` or `CodingKeys` declared in an extension, which the macro
-    /// cannot see, makes them differ, and the same records would then read differently with and without `@Record`.
+    /// Looks at the first record the model writes through this store. A plain `Codable` model's record shows its
+    /// coding keys, which no type metadata holds: they tie its properties to its fields (`CodableFields`), and a
+    /// `Schema` rename to a key it does not write is refused. A `@Record` model's record is compared with the one its
+    /// `Codable` conformance writes: an `encode(to:)` or `CodingKeys` declared in an extension, which the macro cannot
+    /// see, makes them differ, and the same records would then read differently with and without `@Record`.
     private func checkFirstWrite<M: Model>(_ value: M, writes record: [UInt8], state: ModelWriteState)
         throws(StoreError)
     {
         guard M._recordKeys != nil else {
             // What the model's own encoding wrote ties its stored properties to its fields, for byte filters.
             let dictionary = state.encoder.dictionary.appending(state.encoder.addedNames)
-            let written = record.withUnsafeBytes { bytes in
-                CodableFields.learn(M.self, from: bytes, dictionary: dictionary)
-                return try? RecordValue(record: bytes, dictionary: dictionary)
-            }
-            if case .keyed(let entries)? = written, let refusal = M.renameRefusal(keys: entries.map(\.key)) {
+            let keys = record.withUnsafeBytes { CodableFields.learn(M.self, from: $0, dictionary: dictionary) }
+            if let keys, let refusal = M.renameRefusal(keys: keys) {
                 throw .invalidSchema(model: state.info.name, reason: refusal)
             }
             state.info.firstWriteChecked.store(true, ordering: .relaxed)

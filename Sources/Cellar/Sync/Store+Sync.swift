@@ -396,8 +396,28 @@ extension Store {
     @_spi(Sync)
     public func propertyNames<M: Model>(of type: M.Type) throws(StoreError) -> [String] {
         if let keys = M._recordKeys { return keys.names }
+        if CodableFields.writtenKeys(M.self) == nil { try learnKeys(of: M.self) }
         let written = CodableFields.writtenKeys(M.self) ?? []
         return written + (try M.describedSchema().properties.map(\.name)).filter { !written.contains($0) }
+    }
+
+    /// Decodes `M`'s stored records until one reads (a few at most), and learns its keys from it written again.
+    private func learnKeys<M: Model>(of type: M.Type) throws(StoreError) {
+        let info = try info(for: M.self)
+        try core.run("read the records of \(info.name)") {
+            try core.environment.read { txn in
+                let dictionary = info.dictionary
+                let decoder = RecordDecoder()
+                var tried = 0
+                try txn.walk(info.records) { entry in
+                    tried += 1
+                    guard let value = try? decoder.decodeRecord(M.self, from: entry.value, dictionary: dictionary)
+                    else { return tried < 16 }
+                    CodableFields.learn(from: value, dictionary: dictionary)
+                    return false
+                }
+            }
+        }
     }
 
     /// Whether `type` numbers its ids from a sequence (`autoIncrement`).

@@ -24,6 +24,22 @@ public actor SyncClient {
     private let models: [String: SyncedModel]
     /// What each request tells the server of the models (``SyncedModel/schema``).
     private var schemas: [String: CellarSyncProtocol.ModelSchema] { models.mapValues { $0.schema() } }
+
+    /// `schemas` with every property a change of `changes` sets: a property is declared whenever it is pushed, so the
+    /// server never refuses a field the model writes, whatever the store has learnt of its keys.
+    static func declaring(
+        _ changes: [RecordChange], in schemas: [String: CellarSyncProtocol.ModelSchema]
+    ) -> [String: CellarSyncProtocol.ModelSchema] {
+        var schemas = schemas
+        for change in changes {
+            guard var schema = schemas[change.model] else { continue }
+            let missing = change.state.fields.keys.filter { !schema.properties.contains($0) }
+            guard !missing.isEmpty else { continue }
+            schema.properties += missing.sorted()
+            schemas[change.model] = schema
+        }
+        return schemas
+    }
     private let transport: HTTPTransport
     private var status = SyncStatus()
     private var watchers: [UUID: AsyncStream<SyncStatus>.Continuation] = [:]
@@ -121,7 +137,8 @@ public actor SyncClient {
             unstorable += batch.unstorable
             if !batch.changes.isEmpty {
                 update(.pushing)
-                let request = PushRequest(device: device, models: schemas, changes: batch.changes)
+                let request = PushRequest(
+                    device: device, models: Self.declaring(batch.changes, in: schemas), changes: batch.changes)
                 configuration.onPush?(.willSend)
                 let _: PushResponse = try await transport.post(SyncProtocol.pushPath, request)
                 configuration.onPush?(.didSend)

@@ -30,21 +30,22 @@ struct SyncedModel: Sendable {
             throw .unsupportedID(model: name, type: "\(M.ID.self)")
         }
         self.name = name
-        do { _ = try store.propertyNames(of: type) } catch { throw .store(error) }
+        let known: [String]
+        do { known = try store.propertyNames(of: type) } catch { throw .store(error) }
         let schema: @Sendable () -> CellarSyncProtocol.ModelSchema = {
             CellarSyncProtocol.ModelSchema(
-                version: schemaVersion, properties: (try? store.propertyNames(of: type)) ?? [])
+                version: schemaVersion, properties: (try? store.propertyNames(of: type)) ?? known)
         }
         self.schema = schema
         pushState = { scope, pending in
             if let deleted = pending.deleted { return .tombstone(deleted) }
             guard let value = try scope.object(M.self, primaryKey: pending.primaryKey) else { return nil }
-            let properties = Set(schema().properties)
-            // Only the model's properties now: a property the model no longer has keeps its stamp in the store (the
-            // record's bytes may still hold it), and the server refuses a property the model does not declare.
-            return RecordState(
-                fields: try Self.fields(of: value).filter { properties.contains($0.key) },
-                stamps: pending.stamps.filter { properties.contains($0.key) })
+            // The fields are the value's as the model encodes it now. A property the model no longer has keeps its
+            // stamp in the store (the record's bytes may still hold it): only the stamps of its properties now go,
+            // and every field pushed is declared with the request (`SyncClient`).
+            let fields = try Self.fields(of: value)
+            let properties = Set(schema().properties).union(fields.keys)
+            return RecordState(fields: fields, stamps: pending.stamps.filter { properties.contains($0.key) })
         }
         let resolve = Self.resolver(of: M.self)
         apply = { txn, change in try Self.apply(change, to: M.self, resolve: resolve, in: txn) }

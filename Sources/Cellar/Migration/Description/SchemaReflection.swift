@@ -2,7 +2,8 @@ import Foundation
 @_spi(Reflection) import Swift
 
 /// Learns a model's fields from its type's metadata, the stored properties Swift records for every struct: their
-/// names, in declaration order, and their types. Nothing of the model's runs: no `init(from:)`, no `encode(to:)`, no
+/// names, in declaration order, and their types (a property wrapper's storage `_name` by its property's name `name`,
+/// a lazy property's storage left out, as synthesized `Codable` does). Nothing of the model's runs: no `init(from:)`, no `encode(to:)`, no
 /// value is made. This is the shape synthesized `Codable` gives a struct; a type that codes itself another way is
 /// described by its properties all the same, and its stored records decide whether it still reads them (opening
 /// decodes them when the description changes).
@@ -14,16 +15,31 @@ enum SchemaReflection {
         return fields
     }
 
-    /// `type`'s stored properties, in declaration order, when `type` is a struct; `nil` for any other type (an enum,
-    /// whose payloads are not properties, a class, a tuple).
+    /// `type`'s stored properties, in declaration order, by the names synthesized `Codable` gives them, when `type`
+    /// is a struct whose metadata lists them; `nil` for any other type (an enum, whose payloads are not properties, a
+    /// class, a tuple) and for a struct built without reflection metadata (`-disable-reflection-metadata` or
+    /// `-disable-reflection-names`, which leave no fields or no names).
     static func storedProperties(of type: Any.Type) -> [StoredProperty]? {
         guard kind(of: type) == .struct else { return nil }
         var stored: [StoredProperty] = []
+        var named = true
         _ = _forEachField(of: type) { name, offset, type, _ in
-            stored.append(StoredProperty(name: String(cString: name), offset: offset, type: type))
+            let name = String(cString: name)
+            named = named && !name.isEmpty
+            // A lazy property's storage is not coded; a property wrapper's storage `_name` is coded as `name`.
+            guard !name.hasPrefix("$__lazy_storage_$_") else { return true }
+            let coded = name.hasPrefix("_") && name.count > 1 ? String(name.dropFirst()) : name
+            stored.append(StoredProperty(name: coded, offset: offset, type: type))
             return true
         }
+        guard named, !stored.isEmpty || isEmptyStruct(type) else { return nil }
         return stored
+    }
+
+    /// Whether a struct holds no bytes at all, as one without stored properties does.
+    private static func isEmptyStruct(_ type: Any.Type) -> Bool {
+        func size<T>(_: T.Type) -> Int { MemoryLayout<T>.size }
+        return _openExistential(type, do: size) == 0
     }
 
     /// What kind of type `type` is, as its metadata says: the kind of the one field of a struct that holds it.

@@ -14,12 +14,22 @@ extension StoreCore {
     func unreadableRecord(
         of type: any Model.Type, storedAs name: String, in txn: ReadTransaction, firstOnly: Bool
     ) throws -> SchemaChange? {
+        var decodedOne = false
+        return try unreadableRecord(of: type, storedAs: name, in: txn, firstOnly: firstOnly, decodedOne: &decodedOne)
+    }
+
+    /// The same, and whether a record was decoded (`decodedOne`): not when the model has none, or its first one
+    /// was damaged or did not read.
+    func unreadableRecord(
+        of type: any Model.Type, storedAs name: String, in txn: ReadTransaction, firstOnly: Bool,
+        decodedOne: inout Bool
+    ) throws -> SchemaChange? {
         guard let records = try txn.openDatabase(named: DatabaseName.records(name)) else { return nil }
         let dictionary = try storedDictionary(name, in: txn)
-        guard
-            let (key, error) = try type.firstUnreadableRecord(
-                in: txn, records: records, dictionary: dictionary, firstOnly: firstOnly)
-        else { return nil }
+        let (found, decoded) = try type.firstUnreadableRecord(
+            in: txn, records: records, dictionary: dictionary, firstOnly: firstOnly)
+        decodedOne = decoded
+        guard let (key, error) = found else { return nil }
         if let damage = error as? RecordFormat.Damage {
             throw StoreError.decodingFailed(
                 model: name, id: KeyEncoding.describe(key), field: "", reason: damage.description)
@@ -63,7 +73,7 @@ extension Model {
     /// error otherwise. The first record that decodes teaches this process the model's keys and fields.
     static func firstUnreadableRecord(
         in txn: ReadTransaction, records: Database, dictionary: KeyDictionary, firstOnly: Bool = false
-    ) throws -> ([UInt8], any Error)? {
+    ) throws -> (failure: ([UInt8], any Error)?, decodedOne: Bool) {
         let decoder = RecordDecoder()
         var found: ([UInt8], any Error)?
         var learnt = false
@@ -71,7 +81,7 @@ extension Model {
             do {
                 let value = try decoder.decodeRecord(Self.self, from: entry.value, dictionary: dictionary)
                 if !learnt {
-                    learnFields(from: value, dictionary: dictionary)
+                    CodableFields.learn(from: value, dictionary: dictionary)
                     learnt = true
                 }
                 return !firstOnly
@@ -84,16 +94,6 @@ extension Model {
                 return false
             }
         }
-        return found
-    }
-
-    /// Ties a plain `Codable` model's stored properties to its fields from `value` written again as this process's
-    /// model writes it (a stored record may be older than the model), once per process.
-    private static func learnFields(from value: Self, dictionary: KeyDictionary) {
-        guard _recordKeys == nil, !CodableFields.hasSeen(Self.self) else { return }
-        let encoder = RecordEncoder(dictionary: dictionary)
-        guard let record = try? encoder.encodeModel(value) else { return }
-        let written = dictionary.appending(encoder.addedNames)
-        record.withUnsafeBytes { CodableFields.learn(Self.self, from: $0, dictionary: written) }
+        return (found, learnt)
     }
 }

@@ -79,19 +79,23 @@ extension StoreCore {
         }
         let versionChanged = opening.storedVersion.map { $0 != configuration.schemaVersion } ?? false
         for (plan, type) in zip(plans, configuration.models) where plan.recordCount > 0 {
-            // Records decoded before anything was written are looked at again only when something rewrote them since;
-            // a model rebuilt below has every record decoded there, with a migration's words for what fails.
-            guard !result.rebuild.contains(plan.name) else { continue }
+            // Records decoded before anything was written stand unless something rewrote them since; after migration
+            // steps, a model rebuilt below has every record decoded there, with a migration's words for what fails.
+            guard result.migratedTo == nil || !result.rebuild.contains(plan.name) else { continue }
             let rewritten = plan.rewritesRecords || result.migratedTo != nil
-            let checks = rewritten && (plan.fieldsChanged || plan.unreadable != nil)
-            guard try checks || (versionChanged && plan.schema().holdsOpaque) else { continue }
-            guard let change = try unreadableRecord(of: type, storedAs: plan.name, in: txn, firstOnly: false) else {
-                continue
-            }
+            let opaqueAfterBump = try versionChanged && plan.schema().holdsOpaque
+            guard rewritten || opaqueAfterBump else { continue }
+            // Every record when the fields changed, the first one otherwise (coding that changed alone).
+            let everyRecord = plan.fieldsChanged || plan.unreadable != nil || opaqueAfterBump
+            guard
+                let change = try unreadableRecord(
+                    of: type, storedAs: plan.name, in: txn, firstOnly: !everyRecord)
+            else { continue }
             if let version = result.migratedTo {
                 throw StoreError.migrationFailed(version: version, reason: change.description)
             }
-            throw StoreError.migrationRequired(changes: opening.changes + [change])
+            let named = opening.changes.contains { $0.handling == .needsMigration && $0.property == change.property }
+            throw StoreError.migrationRequired(changes: opening.changes + (named ? [] : [change]))
         }
         try trackMigratedRecords(of: result.rebuild, in: txn)
         for plan in plans where plan.autoIncrement {
@@ -159,16 +163,17 @@ extension StoreCore {
         try configuration.models.map { type in
             var plan = try schemaPlan(for: type, in: txn)
             guard decodingRecords, plan.recordCheck != .none else { return plan }
-            // The first record of an unchanged model is decoded once per process and file: the type cannot change
-            // while the process runs, and records another version of the app wrote come with its stored schema,
-            // which then differs from this one.
-            let sample = SampledModel(type: ObjectIdentifier(type), path: path)
+            // The first record of an unchanged model is decoded once per process and data file (its device and
+            // inode): the type cannot change while the process runs, and the file's records change by writes of
+            // this model, or of another version of the app, which stores its own schema first. A sample that was
+            // damaged, or did not read, is looked at again next time.
+            let sample = SampledModel(type: ObjectIdentifier(type), file: fileIdentity)
             if plan.recordCheck == .first, sampledModels.withLock({ $0.contains(sample) }) { return plan }
+            var sampled = false
             plan.unreadable = try unreadableRecord(
-                of: type, storedAs: plan.formerName ?? plan.name, in: txn, firstOnly: plan.recordCheck == .first)
-            if plan.recordCheck == .first, plan.unreadable == nil {
-                _ = sampledModels.withLock { $0.insert(sample) }
-            }
+                of: type, storedAs: plan.formerName ?? plan.name, in: txn, firstOnly: plan.recordCheck == .first,
+                decodedOne: &sampled)
+            if plan.recordCheck == .first, sampled { _ = sampledModels.withLock { $0.insert(sample) } }
             return plan
         }
     }
@@ -459,10 +464,10 @@ extension Model {
 
 typealias DescribedSchema = (bytes: [UInt8], declarations: SchemaDeclarations)
 
-/// A model type whose first stored record in a file read at an opening of this process.
+/// A model type whose first stored record in a data file read at an opening of this process.
 private struct SampledModel: Hashable {
     let type: ObjectIdentifier
-    let path: String
+    let file: String
 }
 
 /// The models whose first record an opening of this process decoded without fault, by file.

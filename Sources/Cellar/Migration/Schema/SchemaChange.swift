@@ -75,8 +75,6 @@ public enum SchemaChange: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// Why stored records cannot follow the change by themselves, for a change that needs a migration; `nil` for
-    /// the others.
     /// The property a change is about, by its path; `nil` for a change to a model, an index or a link.
     var property: String? {
         switch self {
@@ -89,6 +87,8 @@ public enum SchemaChange: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Why stored records cannot follow the change by themselves, for a change that needs a migration; `nil` for
+    /// the others.
     var migrationReason: String? {
         guard handling == .needsMigration else { return nil }
         // A nested field is set through its enclosing property, and only a top-level property has a default.

@@ -54,12 +54,12 @@ struct ModelSchemaPlan {
         return rewritesRecords ? .none : .all
     }
 
-    /// The changes a migration must take care of. When the records were decoded before opening wrote anything, they
-    /// decide: none if every record read, else the changes the comparison found that need a migration and the
-    /// record's own words when they name another property. Otherwise the comparison decides, and the records are
-    /// decoded after they were rewritten.
+    /// The changes a migration must take care of, as the stored records decide: none while every record decoded
+    /// reads (or while none was decoded yet: records that opening rewrites are decoded after it rewrote them), else
+    /// the changes the comparison found that need a migration, and the record's own words when they name another
+    /// property.
     var changesNeedingMigration: [SchemaChange] {
-        guard recordCount > 0, recordCheck == .none || unreadable != nil else { return [] }
+        guard recordCount > 0, unreadable != nil else { return [] }
         return reportedChanges.filter { $0.handling == .needsMigration }
     }
 

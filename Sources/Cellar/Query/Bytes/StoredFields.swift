@@ -83,15 +83,31 @@ final class CodableFields: Sendable {
     }
 
     /// Learns `M`'s keys and fields from `record`, a whole record `M`'s own encoding wrote, read with `dictionary`;
-    /// the first record seen decides for the process.
-    static func learn<M: Model>(_ type: M.Type, from record: UnsafeRawBufferPointer, dictionary: KeyDictionary) {
-        guard M._recordKeys == nil, !hasSeen(M.self),
-            case .keyed(let entries)? = try? RecordValue(record: record, dictionary: dictionary)
-        else { return }
-        let written = Written(keys: entries.map(\.key), fields: tie(M.self, entries: entries).map(CodableFields.init))
+    /// the first record seen decides for the process. Returns the record's top-level keys (`nil` for a model with
+    /// generated code, whose keys its code names, or bytes that are not a keyed record).
+    @discardableResult
+    static func learn<M: Model>(_ type: M.Type, from record: UnsafeRawBufferPointer, dictionary: KeyDictionary)
+        -> [String]?
+    {
+        guard M._recordKeys == nil, case .keyed(let entries)? = try? RecordValue(record: record, dictionary: dictionary)
+        else { return nil }
+        let keys = entries.map(\.key)
+        guard !hasSeen(M.self) else { return keys }
+        let written = Written(keys: keys, fields: tie(M.self, entries: entries).map(CodableFields.init))
         seen.withLock { known in
             if known[ObjectIdentifier(M.self)] == nil { known[ObjectIdentifier(M.self)] = written }
         }
+        return keys
+    }
+
+    /// Learns `M`'s keys and fields from `value` written again as this process's `M` writes it (a stored record may
+    /// be older than the model), once per process.
+    static func learn<M: Model>(from value: M, dictionary: KeyDictionary) {
+        guard M._recordKeys == nil, !hasSeen(M.self) else { return }
+        let encoder = RecordEncoder(dictionary: dictionary)
+        guard let record = try? encoder.encodeModel(value) else { return }
+        let written = dictionary.appending(encoder.addedNames)
+        record.withUnsafeBytes { _ = learn(M.self, from: $0, dictionary: written) }
     }
 
     /// `M`'s stored properties, when a record's top-level `entries` are exactly they, in order and each of its
