@@ -96,6 +96,45 @@ struct RecordsDecideTests {
         #expect(try folder.store([V1.Pet.self]).objects(V1.Pet.self).count() == 3)
     }
 
+    enum V3 {
+        /// `V1.Pet` with an optional property added: no record can fail on that alone.
+        struct Pet: Model, Equatable {
+            var id: Int
+            var name: String
+            var nickname: String?
+            enum CodingKeys: String, CodingKey {
+                case id
+                case name = "n"
+                case nickname
+            }
+        }
+    }
+
+    /// An optional property added needs the first record alone: a damaged record further on neither costs a decode of
+    /// every record nor stops the opening, and its read still says what is wrong.
+    @Test func anOptionalPropertyAddedDecodesTheFirstRecordOnly() throws {
+        let folder = TemporaryFolder()
+        try fill(folder)
+        do {
+            let environment = try Environment(path: folder.url.path)
+            defer { environment.close() }
+            try environment.write { txn in
+                let records = try #require(try txn.openDatabase(named: DatabaseName.records("Pet")))
+                var last: ([UInt8], [UInt8])?
+                try txn.walk(records) { entry in
+                    last = (Array(entry.key), Array(entry.value))
+                    return true
+                }
+                var (key, value) = try #require(last)
+                value[value.count / 2] ^= 0x01
+                try txn.put(records, key: key, value: value)
+            }
+        }
+        let store = try folder.store([V3.Pet.self])
+        #expect(try store.object(V3.Pet.self, id: 1) == V3.Pet(id: 1, name: "pet 1", nickname: nil))
+        #expect(throws: StoreError.self) { try store.object(V3.Pet.self, id: 3) }
+    }
+
     @Test func aRequiredPropertyTheModelsDecoderFillsNeedsNoMigration() throws {
         let folder = TemporaryFolder()
         try fill(folder)

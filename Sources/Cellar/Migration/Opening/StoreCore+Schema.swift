@@ -86,7 +86,7 @@ extension StoreCore {
             let opaqueAfterBump = try versionChanged && plan.schema().holdsOpaque
             guard rewritten || opaqueAfterBump else { continue }
             // Every record when the fields changed, the first one otherwise (coding that changed alone).
-            let everyRecord = plan.fieldsChanged || plan.unreadable != nil || opaqueAfterBump
+            let everyRecord = plan.decodesEveryRecord || plan.unreadable != nil || opaqueAfterBump
             guard
                 let change = try unreadableRecord(
                     of: type, storedAs: plan.name, in: txn, firstOnly: !everyRecord)
@@ -168,12 +168,13 @@ extension StoreCore {
             // this model, or of another version of the app, which stores its own schema first. A sample that was
             // damaged, or did not read, is looked at again next time.
             let sample = SampledModel(type: ObjectIdentifier(type), file: fileIdentity)
-            if plan.recordCheck == .first, sampledModels.withLock({ $0.contains(sample) }) { return plan }
+            let sampling = plan.recordCheck == .first && !plan.fieldsChanged
+            if sampling, sampledModels.withLock({ $0.contains(sample) }) { return plan }
             var sampled = false
             plan.unreadable = try unreadableRecord(
                 of: type, storedAs: plan.formerName ?? plan.name, in: txn, firstOnly: plan.recordCheck == .first,
                 decodedOne: &sampled)
-            if plan.recordCheck == .first, sampled { _ = sampledModels.withLock { $0.insert(sample) } }
+            if sampling, sampled { _ = sampledModels.withLock { $0.insert(sample) } }
             return plan
         }
     }

@@ -23,10 +23,15 @@ struct ModelSchemaPlan {
     private let described: Described
     /// Whether the model numbers its ids from a sequence.
     let autoIncrement: Bool
-    /// Whether the model's fields differ from the stored ones (or no schema was stored): every record is decoded
-    /// with the model's type, before opening writes anything when nothing rewrites them first
-    /// (``recordCheck``), after the renames, defaults and migration steps otherwise.
+    /// Whether the model's fields differ from the stored ones (or no schema was stored).
     let fieldsChanged: Bool
+    /// Whether every record is decoded with the model's type: a change may leave some records unreadable (one the
+    /// comparison says needs a migration, or the model holds a type Cellar does not look into, which may have changed
+    /// inside), or no schema was stored.
+    /// A change no record can fail on alone (an optional property added, a property removed or made optional) needs
+    /// the first record only. Before opening writes anything when nothing rewrites the records first
+    /// (``recordCheck``), after the renames, defaults and migration steps otherwise.
+    let decodesEveryRecord: Bool
     /// Properties removed from the model whose values untouched records may still hold, with the shape they had: a
     /// property added again with another shape must not read them.
     let retired: [PropertyShape]
@@ -44,14 +49,15 @@ struct ModelSchemaPlan {
         /// The first record: the schema is unchanged, and a model whose coding changed without its properties
         /// (coding keys, a custom `init(from:)`) is found at opening, not at a later read.
         case first
-        /// Every record: the model's fields changed.
+        /// Every record: the model's fields changed in a way some records may not follow (``decodesEveryRecord``).
         case all
     }
 
     var recordCheck: RecordCheck {
         guard recordCount > 0 else { return .none }
         guard fieldsChanged else { return .first }
-        return rewritesRecords ? .none : .all
+        if rewritesRecords { return .none }
+        return decodesEveryRecord ? .all : .first
     }
 
     /// The changes a migration must take care of, as the stored records decide: none while every record decoded
@@ -102,6 +108,7 @@ struct ModelSchemaPlan {
             filledFields = []
             self.retired = retired
             fieldsChanged = hasRecordsDatabase
+            decodesEveryRecord = hasRecordsDatabase
             return
         }
         var changes: [SchemaChange] = []
@@ -143,6 +150,10 @@ struct ModelSchemaPlan {
         filledFields = differ.filled
         self.retired = differ.retired
         fieldsChanged = stored.properties != described.properties
+        // A type Cellar does not look into may have changed inside with its name kept: every record decides.
+        decodesEveryRecord =
+            fieldsChanged
+            && (changes.contains { $0.handling == .needsMigration } || differ.opaqueChanged || described.holdsOpaque)
     }
 
     /// A model whose stored schema is, byte for byte, the one described from its type: the case of nearly every
@@ -161,6 +172,7 @@ struct ModelSchemaPlan {
         filledFields = []
         self.retired = retired
         fieldsChanged = false
+        decodesEveryRecord = false
     }
 
     /// The schema to store once opening succeeds: the model's described schema, decoded here when the plan was
@@ -190,6 +202,8 @@ private struct Differ {
     var cleared: [String] = []
     /// Required top-level fields with a declared default.
     var filled: [String] = []
+    /// Whether a field of a type Cellar does not look into changed: only every record can say whether it reads.
+    var opaqueChanged = false
 
     init(model: String, retired: [PropertyShape]) {
         self.model = model
@@ -242,9 +256,8 @@ private struct Differ {
             (.dictionary(.object(let before)), .dictionary(.object(let after))):
             compareFields(prefix: path + ".", old: before, new: after)
         case _ where old.holdsOpaque || new.holdsOpaque:
-            // A type Cellar does not look into, alone or inside a list or dictionary: the records decide (every
-            // record is decoded when the fields changed).
-            break
+            // A type Cellar does not look into, alone or inside a list or dictionary: every record decides.
+            if old != new { opaqueChanged = true }
         default:
             if !new.reads(old) {
                 changes.append(
