@@ -298,10 +298,11 @@ struct SyncServerTests {
     }
 
     @Test func aServerKilledMidPushLeavesAllOrNothing() async throws {
-        // The server holds each push's transaction open for half a minute once its rows are written, before it commits:
+        // The server holds each push's transaction open for ten minutes once its rows are written, before it commits:
         // the kill falls there, with the rows written and not committed, however slowly the polls below run on a
-        // loaded machine (a poll that took three seconds to come back once let the commit happen first).
-        let server = try await ServerProcess(environment: ["CELLAR_SERVER_TEST_COMMIT_DELAY_MS": "30000"])
+        // loaded machine (a poll that took three seconds to come back once let the commit happen first, and in a CI
+        // run of 2026-11-29 a test of 216 s let a thirty-second wait run out). The kill ends it, so no run waits.
+        let server = try await ServerProcess(environment: ["CELLAR_SERVER_TEST_COMMIT_DELAY_MS": "600000"])
         let user = Harness.newUser("kill")
         let device = Device(server: server.url, token: try await Harness.token(for: user), id: Harness.device("8"))
         let stamp = Harness.stamp(device.id)
