@@ -10,7 +10,7 @@
 ///
 /// The rule is a semilattice (the merge is commutative, associative and idempotent), so devices that have seen the
 /// same writes hold the same records, in whatever order and however often the writes reached them.
-public struct RecordState: Sendable, Hashable, Codable {
+public struct RecordState: Sendable, Hashable {
     /// The properties, by their coding keys. A property set to `nil` is `.null` or missing.
     public var fields: [String: JSONValue]
     /// The stamp of each property's last write.

@@ -49,20 +49,3 @@ public struct SyncStamp: Sendable, Hashable, Comparable, CustomStringConvertible
         return String(repeating: "0", count: 16 - digits.count) + digits
     }
 }
-
-extension SyncStamp: Codable {
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        let text = try container.decode(String.self)
-        guard let stamp = SyncStamp(text) else {
-            throw DecodingError.dataCorruptedError(
-                in: container, debugDescription: "\"\(text.prefix(80))\" is not a sync stamp (time-device, in hex)")
-        }
-        self = stamp
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(description)
-    }
-}

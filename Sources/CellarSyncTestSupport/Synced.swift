@@ -69,7 +69,7 @@ public enum Synced {
     }
 
     public static func json(_ value: some Encodable) throws -> JSONValue {
-        let json = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(value))
+        let json = try JSONValue(parsing: JSONEncoder().encode(value))
         guard case .object(let fields) = json else { return json }
         return .object(fields.filter { $0.value != .null })
     }

@@ -74,13 +74,14 @@ public enum SyncServer {
     ) async throws {
         try await withStore(database, logger: logger) { store in
             try await prepare(store, database: database)
+            let server = try await store.identity()
             let notifier = Notifier()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { await store.listen(notifier: notifier) }
                 defer { group.cancelAll() }
                 await notifier.waitUntilListening()
                 let app = Application(
-                    router: router(store: store, notifier: notifier),
+                    router: router(store: store, server: server, notifier: notifier),
                     configuration: .init(address: .hostname(host, port: port), serverName: nil),
                     onServerRunning: { channel in
                         onListening(host, channel.localAddress?.port ?? port)
@@ -118,14 +119,25 @@ public enum SyncServer {
         public var description: String
     }
 
-    /// The routes: `POST /v1/push` and `POST /v1/pull`.
-    public static func router(store: SyncStore, notifier: Notifier) -> Router<BasicRequestContext> {
+    /// The routes: `POST /v1/session`, `/v1/push` and `/v1/pull`. `server` is the identity of the database
+    /// (``SyncStore/identity()``).
+    public static func router(store: SyncStore, server: String, notifier: Notifier) -> Router<BasicRequestContext> {
         let router = Router()
+        router.post(RouterPath(SyncProtocol.sessionPath)) { request, _ in
+            await answer(logger: store.logger) {
+                let owner = try await authenticate(request, store: store)
+                let session = try Validation.decode(
+                    SessionRequest.self, from: try await body(of: request).readableBytesView)
+                try Validation.validateDevice(session.device)
+                return SessionResponse(server: server, user: owner)
+            }
+        }
         router.post(RouterPath(SyncProtocol.pushPath)) { request, _ in
             await answer(logger: store.logger) {
                 let owner = try await authenticate(request, store: store)
-                let push = try Validation.decode(PushRequest.self, from: try await body(of: request))
-                try Validation.validate(push)
+                let push = try Validation.validated(
+                    Validation.decode(PushRequest.self, from: try await body(of: request).readableBytesView))
+                try checkUser(push.user, owner: owner)
                 return try await store.push(push, owner: owner)
             }
         }
@@ -133,21 +145,40 @@ public enum SyncServer {
             await answer(logger: store.logger) {
                 let owner = try await authenticate(request, store: store)
                 let pull = try Validation.validated(
-                    Validation.decode(PullRequest.self, from: try await body(of: request)))
+                    Validation.decode(PullRequest.self, from: try await body(of: request).readableBytesView))
+                try checkUser(pull.user, owner: owner)
+                if let expected = pull.server, expected != server {
+                    throw SyncFailure(
+                        .resetRequired,
+                        "the device's cursor was given by the server \(expected.prefix(40)); this is the server "
+                            + "\(server) (another server, or its database made again): the device must reset")
+                }
                 try await store.checkSchema(pull.models, owner: owner)
+                let models = pull.models.keys.sorted()
                 // Registered before the first query: a push that commits between that query and the wait still
                 // wakes it.
                 let registration = pull.wait > 0 ? notifier.register(owner: owner) : nil
                 defer { registration.map(notifier.unregister) }
-                var response = try await store.changes(owner: owner, after: pull.after, limit: pull.limit)
+                var response = try await store.changes(
+                    owner: owner, models: models, after: pull.cursor, limit: pull.limit)
                 if response.changes.isEmpty, let registration {
                     await notifier.wait(registration, timeout: .seconds(pull.wait))
-                    response = try await store.changes(owner: owner, after: pull.after, limit: pull.limit)
+                    response = try await store.changes(
+                        owner: owner, models: models, after: pull.cursor, limit: pull.limit)
                 }
                 return response
             }
         }
         return router
+    }
+
+    /// Refuses a request whose device's store belongs to another user than the token's.
+    static func checkUser(_ expected: String?, owner: String) throws(SyncFailure) {
+        guard let expected, expected != owner else { return }
+        throw SyncFailure(
+            .wrongUser,
+            "the device's store belongs to the user \"\(expected.prefix(80))\", and the token signs in as another: "
+                + "sign out of the store first (SyncClient.signOut), or use a store of this user")
     }
 
     /// The owner the request's bearer token belongs to.
@@ -166,15 +197,14 @@ public enum SyncServer {
     }
 
     /// The request's body, refused past ``SyncProtocol/maxBodyBytes`` without reading it all.
-    static func body(of request: Request) async throws -> Data {
+    static func body(of request: Request) async throws -> ByteBuffer {
         let tooLarge = SyncFailure(
             .tooLarge, "the body is larger than the \(SyncProtocol.maxBodyBytes) bytes the server reads")
         if let length = request.headers[.contentLength].flatMap(Int.init), length > SyncProtocol.maxBodyBytes {
             throw tooLarge
         }
         do {
-            let buffer = try await request.body.collect(upTo: SyncProtocol.maxBodyBytes)
-            return Data(buffer.readableBytesView)
+            return try await request.body.collect(upTo: SyncProtocol.maxBodyBytes)
         } catch is NIOTooManyBytesError {
             throw tooLarge
         }
@@ -182,7 +212,7 @@ public enum SyncServer {
 
     /// Runs a handler, and answers its result as JSON or its refusal as a ``SyncFailure``.
     static func answer(
-        logger: Logger, _ handler: () async throws -> some Encodable
+        logger: Logger, _ handler: () async throws -> some JSONMessage
     ) async -> Response {
         do {
             return json(try await handler(), status: .ok)
@@ -196,12 +226,9 @@ public enum SyncServer {
         }
     }
 
-    static func json(_ value: some Encodable, status: HTTPResponse.Status) -> Response {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
-        return Response(
+    static func json(_ value: some JSONMessage, status: HTTPResponse.Status) -> Response {
+        Response(
             status: status, headers: [.contentType: "application/json"],
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: value.jsonBytes)))
     }
 }

@@ -35,7 +35,25 @@ public struct SyncStore: Sendable {
         }
     }
 
+    /// The tables, and the changes that bring an older database to them. Each statement is safe to run again.
+    ///
+    /// - `cellar_server`: one row, the server's identity, made with the database: a device binds its store to it,
+    ///   and a database made again (or another server) has another.
+    /// - `cellar_commits`: one row per transaction a push committed, by the sequence it ends at, with a random id. A
+    ///   device's cursor names one; a restored or failed-over database that lost it cannot vouch for the cursor.
+    /// - `cellar_records`: the newest state of each record. `record` is `json`, not `jsonb`: `json` keeps a number's
+    ///   text (`jsonb` makes `-0.0` into `0.0` and rewrites exponents). `commit_sequence` is the sequence the row's
+    ///   transaction ends at (a pull returns whole transactions); `bytes` the size of its JSON (pull pages are bounded
+    ///   in bytes without reading the rows).
     static let schema = [
+        """
+        CREATE TABLE IF NOT EXISTS cellar_server (
+            singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+            id text NOT NULL,
+            created timestamptz NOT NULL DEFAULT now()
+        )
+        """,
+        "INSERT INTO cellar_server (id) VALUES (gen_random_uuid()::text) ON CONFLICT DO NOTHING",
         """
         CREATE TABLE IF NOT EXISTS cellar_tokens (
             token_hash bytea PRIMARY KEY,
@@ -59,23 +77,56 @@ public struct SyncStore: Sendable {
         )
         """,
         """
+        CREATE TABLE IF NOT EXISTS cellar_commits (
+            owner text NOT NULL,
+            sequence bigint NOT NULL,
+            id text NOT NULL,
+            device text NOT NULL,
+            committed timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (owner, sequence)
+        )
+        """,
+        """
         CREATE TABLE IF NOT EXISTS cellar_records (
             owner text NOT NULL,
             model text NOT NULL,
             id text NOT NULL,
-            record jsonb NOT NULL,
+            record json NOT NULL,
             stamps jsonb NOT NULL,
             version text NOT NULL,
             tombstone boolean NOT NULL,
             deleted text NULL,
             sequence bigint NOT NULL,
+            commit_sequence bigint NOT NULL,
+            bytes integer NOT NULL,
             device text NOT NULL,
             updated timestamptz NOT NULL DEFAULT now(),
             PRIMARY KEY (owner, model, id)
         )
         """,
+        // A database made by an earlier server: its rows become transactions of their own.
+        """
+        DO $$ BEGIN
+            IF NOT EXISTS (SELECT FROM information_schema.columns WHERE table_schema = current_schema()
+                AND table_name = 'cellar_records' AND column_name = 'commit_sequence')
+            THEN
+                ALTER TABLE cellar_records ADD COLUMN commit_sequence bigint;
+                UPDATE cellar_records SET commit_sequence = sequence;
+                ALTER TABLE cellar_records ALTER COLUMN commit_sequence SET NOT NULL;
+                ALTER TABLE cellar_records ADD COLUMN bytes integer NOT NULL DEFAULT 0;
+                ALTER TABLE cellar_records ALTER COLUMN record TYPE json USING record::text::json;
+            END IF;
+        END $$
+        """,
         "CREATE INDEX IF NOT EXISTS cellar_records_owner_sequence ON cellar_records (owner, sequence)",
     ]
+
+    /// The server's identity (`cellar_server`).
+    public func identity() async throws -> String {
+        let rows = try await client.query("SELECT id FROM cellar_server", logger: logger)
+        for try await id in rows.decode(String.self) { return id }
+        throw SyncServer.StartupError(description: "the table cellar_server is empty: run the server once to fill it")
+    }
 
     // MARK: Tokens
 
@@ -109,8 +160,6 @@ public struct SyncStore: Sendable {
     /// Merges a validated push into `owner`'s records, in one transaction: all of it or, on any error, none.
     public func push(_ push: PushRequest, owner: String) async throws -> PushResponse {
         let logger = self.logger
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
         // A refusal thrown inside rolls everything back: the owner's row, models upserted before the refused one.
         do {
             return try await client.withTransaction(logger: logger) { connection in
@@ -132,7 +181,9 @@ public struct SyncStore: Sendable {
                         throw Self.outdated(model: model, server: version, device: schema.version)
                     }
                     if held[model].map({ $0 < schema.version }) ?? true {
-                        let properties = String(decoding: try encoder.encode(schema.properties), as: UTF8.self)
+                        let properties = String(
+                            decoding: JSONValue.array(schema.properties.map(JSONValue.string)).serialized(),
+                            as: UTF8.self)
                         try await connection.query(
                             """
                             INSERT INTO cellar_models (owner, model, version, properties)
@@ -159,38 +210,46 @@ public struct SyncStore: Sendable {
                     if seen.insert(key).inserted { changed.append(key) }
                     states[key] = merged
                 }
+                let applied = changed.count
+                guard applied > 0 else { return PushResponse(applied: 0, sequence: sequence) }
+                let end = sequence + Int64(applied)
                 var columns = RecordColumns()
                 for key in changed {
                     guard let merged = states[key] else { continue }
                     sequence += 1
-                    try columns.append(key, merged, sequence: sequence, encoder: encoder)
+                    try columns.append(key, merged, sequence: sequence)
                 }
-                let applied = changed.count
-                if applied > 0 {
-                    try await connection.query(
-                        """
-                        INSERT INTO cellar_records
-                            (owner, model, id, record, stamps, version, tombstone, deleted, sequence, device, updated)
-                        SELECT \(owner), model, id, record::jsonb, stamps::jsonb, version, tombstone,
-                            NULLIF(deleted, ''), sequence, \(push.device), now()
-                        FROM unnest(\(columns.models)::text[], \(columns.ids)::text[], \(columns.records)::text[],
-                            \(columns.stamps)::text[], \(columns.versions)::text[], \(columns.tombstones)::boolean[],
-                            \(columns.deleted)::text[], \(columns.sequences)::bigint[])
-                            AS change(model, id, record, stamps, version, tombstone, deleted, sequence)
-                        ON CONFLICT (owner, model, id) DO UPDATE SET record = excluded.record, stamps = excluded.stamps,
-                            version = excluded.version, tombstone = excluded.tombstone, deleted = excluded.deleted,
-                            sequence = excluded.sequence, device = excluded.device, updated = excluded.updated
-                        """,
-                        logger: logger)
-                }
-                if applied > 0 {
-                    try await connection.query(
-                        "UPDATE cellar_owners SET sequence = \(sequence) WHERE owner = \(owner)", logger: logger)
-                    // Delivered at COMMIT, to every listening server process: theirs wake their waiting pulls.
-                    try await connection.query("SELECT pg_notify(\(Self.channel), \(owner))", logger: logger)
-                }
+                try await connection.query(
+                    """
+                    INSERT INTO cellar_records (owner, model, id, record, stamps, version, tombstone, deleted,
+                        sequence, commit_sequence, bytes, device, updated)
+                    SELECT \(owner), model, id, record::json, stamps::jsonb, version, tombstone, NULLIF(deleted, ''),
+                        sequence, \(end), bytes, \(push.device), now()
+                    FROM unnest(\(columns.models)::text[], \(columns.ids)::text[], \(columns.records)::text[],
+                        \(columns.stamps)::text[], \(columns.versions)::text[], \(columns.tombstones)::boolean[],
+                        \(columns.deleted)::text[], \(columns.sequences)::bigint[], \(columns.bytes)::integer[])
+                        AS change(model, id, record, stamps, version, tombstone, deleted, sequence, bytes)
+                    ON CONFLICT (owner, model, id) DO UPDATE SET record = excluded.record, stamps = excluded.stamps,
+                        version = excluded.version, tombstone = excluded.tombstone, deleted = excluded.deleted,
+                        sequence = excluded.sequence, commit_sequence = excluded.commit_sequence,
+                        bytes = excluded.bytes, device = excluded.device, updated = excluded.updated
+                    """,
+                    logger: logger)
+                // The transaction's id: a cursor that stands on it names it, and a database that lost it (restored
+                // from a backup taken before) has no such row.
+                let commit = UUID().uuidString.lowercased()
+                try await connection.query(
+                    """
+                    INSERT INTO cellar_commits (owner, sequence, id, device)
+                    VALUES (\(owner), \(end), \(commit), \(push.device))
+                    """,
+                    logger: logger)
+                try await connection.query(
+                    "UPDATE cellar_owners SET sequence = \(end) WHERE owner = \(owner)", logger: logger)
+                // Delivered at COMMIT, to every listening server process: theirs wake their waiting pulls.
+                try await connection.query("SELECT pg_notify(\(Self.channel), \(owner))", logger: logger)
                 if let delay = Self.commitDelay { try await Task.sleep(for: delay) }
-                return PushResponse(applied: applied, sequence: sequence)
+                return PushResponse(applied: applied, sequence: end)
             }
         } catch let error as PostgresTransactionError {
             if let failure = error.closureError as? SyncFailure, error.rollbackError == nil { throw failure }
@@ -214,24 +273,121 @@ public struct SyncStore: Sendable {
         }
     }
 
-    /// `owner`'s changes after `after`, at most `limit` of them, in sequence order.
-    public func changes(owner: String, after: Int64, limit: Int) async throws -> PullResponse {
-        let rows = try await client.query(
-            """
-            SELECT model, id, record::text, stamps::text, deleted, sequence FROM cellar_records
-            WHERE owner = \(owner) AND sequence > \(after) ORDER BY sequence LIMIT \(limit + 1)
-            """,
-            logger: logger)
-        var changes: [RecordChange] = []
-        for try await (model, id, record, stamps, deleted, sequence) in rows.decode(
-            (String, String, String, String, String?, Int64).self)
-        {
-            let state = try Self.state(record: record, stamps: stamps, deleted: deleted)
-            changes.append(RecordChange(model: model, id: id, state: state, sequence: sequence))
+    /// `owner`'s changes of `models` after `cursor`, in sequence order and whole transactions: at most `limit`
+    /// changes and `maxBytes` bytes of records, but for a first transaction that has more. One snapshot answers it
+    /// all (`REPEATABLE READ`), so the cursor it returns stands exactly where the changes end.
+    ///
+    /// - Throws: `SyncFailure.resetRequired` when the cursor names a transaction this database does not hold.
+    public func changes(
+        owner: String, models: [String], after cursor: SyncCursor?, limit: Int,
+        maxBytes: Int = SyncProtocol.maxPullBytes
+    ) async throws -> PullResponse {
+        let logger = self.logger
+        do {
+            return try await client.withTransaction(logger: logger) { connection in
+                try await connection.query(
+                    "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
+                let after = cursor?.sequence ?? 0
+                if let cursor, cursor.sequence > 0 {
+                    var held: String?
+                    for try await id in try await connection.query(
+                        "SELECT id FROM cellar_commits WHERE owner = \(owner) AND sequence = \(cursor.sequence)",
+                        logger: logger
+                    ).decode(String.self) {
+                        held = id
+                    }
+                    guard held == cursor.commit else {
+                        throw SyncFailure(
+                            .resetRequired,
+                            "this server does not hold the transaction \(cursor.commit.prefix(40)) at sequence "
+                                + "\(cursor.sequence) that the device's cursor stands on: its database was restored, "
+                                + "failed over or made again since; the device must reset (download again, then "
+                                + "push what the server lacks)")
+                    }
+                }
+                // Which transactions fit, from the sizes alone.
+                var groups: [(end: Int64, count: Int, bytes: Int)] = []
+                var rows = 0
+                for try await (commitSequence, bytes) in try await connection.query(
+                    """
+                    SELECT commit_sequence, bytes FROM cellar_records
+                    WHERE owner = \(owner) AND model = ANY(\(models)::text[]) AND sequence > \(after)
+                    ORDER BY sequence LIMIT \(limit + 1)
+                    """,
+                    logger: logger
+                ).decode((Int64, Int32).self) {
+                    rows += 1
+                    if groups.last?.end == commitSequence {
+                        groups[groups.count - 1].count += 1
+                        groups[groups.count - 1].bytes += Int(bytes)
+                    } else {
+                        groups.append((commitSequence, 1, Int(bytes)))
+                    }
+                }
+                // The last transaction may be cut by the limit: it goes in a later page, unless it is the first.
+                let complete = rows <= limit ? groups.count : groups.count - 1
+                var boundary: Int64?
+                var taken = 0
+                var count = 0
+                var bytes = 0
+                for (position, group) in groups.enumerated() {
+                    let fits = position < complete && count + group.count <= limit && bytes + group.bytes <= maxBytes
+                    guard position == 0 || fits else { break }
+                    boundary = group.end
+                    count += group.count
+                    bytes += group.bytes
+                    taken += 1
+                }
+                let more = taken < groups.count || rows > limit
+                var changes: [RecordChange] = []
+                if let boundary {
+                    let rows = try await connection.query(
+                        """
+                        SELECT model, id, record::text, stamps::text, deleted, sequence FROM cellar_records
+                        WHERE owner = \(owner) AND model = ANY(\(models)::text[]) AND sequence > \(after)
+                            AND sequence <= \(boundary)
+                        ORDER BY sequence
+                        """,
+                        logger: logger)
+                    for try await (model, id, record, stamps, deleted, sequence) in rows.decode(
+                        (String, String, String, String, String?, Int64).self)
+                    {
+                        let state = try Self.state(record: record, stamps: stamps, deleted: deleted)
+                        changes.append(RecordChange(model: model, id: id, state: state, sequence: sequence))
+                    }
+                }
+                // Where the device stands: past the page's last transaction, or, with nothing more of its models,
+                // past every transaction of the user's (those of other models too).
+                let standsOn =
+                    more
+                    ? try await Self.commit(owner: owner, at: boundary, connection: connection, logger: logger)
+                    : try await Self.commit(owner: owner, at: nil, connection: connection, logger: logger)
+                return PullResponse(changes: changes, cursor: standsOn ?? cursor, more: more)
+            }
+        } catch let error as PostgresTransactionError {
+            if let failure = error.closureError as? SyncFailure, error.rollbackError == nil { throw failure }
+            throw error
         }
-        let more = changes.count > limit
-        if more { changes.removeLast() }
-        return PullResponse(changes: changes, sequence: changes.last?.sequence ?? after, more: more)
+    }
+
+    /// The transaction of `owner` that ends at `sequence`, or the newest when `sequence` is `nil`.
+    static func commit(
+        owner: String, at sequence: Int64?, connection: PostgresConnection, logger: Logger
+    ) async throws -> SyncCursor? {
+        let rows =
+            if let sequence {
+                try await connection.query(
+                    "SELECT sequence, id FROM cellar_commits WHERE owner = \(owner) AND sequence = \(sequence)",
+                    logger: logger)
+            } else {
+                try await connection.query(
+                    "SELECT sequence, id FROM cellar_commits WHERE owner = \(owner) ORDER BY sequence DESC LIMIT 1",
+                    logger: logger)
+            }
+        for try await (sequence, id) in rows.decode((Int64, String).self) {
+            return SyncCursor(sequence: sequence, commit: id)
+        }
+        return nil
     }
 
     // MARK: Listening
@@ -298,10 +454,20 @@ public struct SyncStore: Sendable {
 
     /// A row's columns as the state both sides merge.
     static func state(record: String, stamps: String, deleted: String?) throws -> RecordState {
-        let decoder = JSONDecoder()
-        let fields = try decoder.decode([String: JSONValue].self, from: Data(record.utf8))
-        let stamps = try decoder.decode([String: SyncStamp].self, from: Data(stamps.utf8))
-        return RecordState(fields: fields, stamps: stamps, deleted: deleted.flatMap(SyncStamp.init))
+        guard case .object(let fields) = try JSONValue(parsing: record.utf8) else {
+            throw SyncServer.StartupError(description: "a record in cellar_records is not a JSON object")
+        }
+        var parsed: [String: SyncStamp] = [:]
+        guard case .object(let texts) = try JSONValue(parsing: stamps.utf8) else {
+            throw SyncServer.StartupError(description: "a record's stamps in cellar_records are not a JSON object")
+        }
+        for (name, text) in texts {
+            guard case .string(let text) = text, let stamp = SyncStamp(text) else {
+                throw SyncServer.StartupError(description: "a record's stamp in cellar_records is not one")
+            }
+            parsed[name] = stamp
+        }
+        return RecordState(fields: fields, stamps: parsed, deleted: deleted.flatMap(SyncStamp.init))
     }
 
     static func outdated(model: String, server: Int, device: Int) -> SyncFailure {
@@ -329,10 +495,22 @@ struct RecordColumns {
     /// The tombstone's stamp, or "" (NULL in the row).
     var deleted: [String] = []
     var sequences: [Int64] = []
+    var bytes: [Int32] = []
 
-    mutating func append(_ key: RecordKey, _ state: RecordState, sequence: Int64, encoder: JSONEncoder) throws {
-        let record = String(decoding: try encoder.encode(state.fields), as: UTF8.self)
-        let stamps = String(decoding: try encoder.encode(state.stamps.mapValues(\.description)), as: UTF8.self)
+    /// Adds a merged record.
+    ///
+    /// - Throws: `SyncFailure.tooLarge` when its JSON is past ``SyncProtocol/maxRecordBytes``.
+    mutating func append(_ key: RecordKey, _ state: RecordState, sequence: Int64) throws(SyncFailure) {
+        let record = String(decoding: JSONValue.object(state.fields).serialized(), as: UTF8.self)
+        let stamps = String(
+            decoding: JSONValue.object(state.stamps.mapValues { .string($0.description) }).serialized(), as: UTF8.self)
+        let size = record.utf8.count + stamps.utf8.count
+        guard size <= SyncProtocol.maxRecordBytes else {
+            throw SyncFailure(
+                .tooLarge,
+                "the \(key.model) with id \(key.id.prefix(80)) would hold \(size) bytes of JSON once merged; the server "
+                    + "keeps records of at most \(SyncProtocol.maxRecordBytes)")
+        }
         models.append(key.model)
         ids.append(key.id)
         records.append(record)
@@ -340,6 +518,7 @@ struct RecordColumns {
         versions.append(state.version?.description ?? "")
         tombstones.append(state.deleted != nil)
         deleted.append(state.deleted?.description ?? "")
-        self.sequences.append(sequence)
+        sequences.append(sequence)
+        bytes.append(Int32(size))
     }
 }

@@ -9,43 +9,32 @@ public enum Validation {
         UInt64(max(0, Date().timeIntervalSince1970 * 1000))
     }
 
-    /// Decodes a request body, or says in words what was wrong with it.
-    public static func decode<Message: Decodable>(
-        _ type: Message.Type, from body: Data
+    /// Reads a request body, or says in words what was wrong with it.
+    public static func decode<Message: JSONMessage>(
+        _ type: Message.Type, from body: some Collection<UInt8>
     ) throws(SyncFailure) -> Message {
         guard body.count <= SyncProtocol.maxBodyBytes else {
             throw SyncFailure(
                 .tooLarge, "the body has \(body.count) bytes; the server reads at most \(SyncProtocol.maxBodyBytes)")
         }
-        do {
-            return try JSONDecoder().decode(type, from: body)
-        } catch let error as DecodingError {
-            throw SyncFailure(.badRequest, "the body is not a \(type): \(describe(error))")
+        do throws(JSONShapeError) {
+            return try Message(jsonBytes: body)
         } catch {
             throw SyncFailure(.badRequest, "the body is not a \(type): \(error)")
         }
     }
 
-    /// A decoding error in words: where in the body, and what was wrong there.
-    static func describe(_ error: DecodingError) -> String {
-        func path(_ codingPath: [any CodingKey]) -> String {
-            guard !codingPath.isEmpty else { return "at the top level" }
-            let text = codingPath.map { key in key.intValue.map { "[\($0)]" } ?? ".\(key.stringValue)" }.joined()
-            return "at " + (text.hasPrefix(".") ? String(text.dropFirst()) : text)
+    /// Checks a push, and returns it with every id in NFC: the server compares ids as a device does, so two
+    /// spellings of one id in different normal forms name one record.
+    public static func validated(_ push: PushRequest, now: UInt64 = nowMilliseconds()) throws(SyncFailure)
+        -> PushRequest
+    {
+        try validate(push, now: now)
+        var push = push
+        for position in push.changes.indices {
+            push.changes[position].id = push.changes[position].id.precomposedStringWithCanonicalMapping
         }
-        switch error {
-        case .typeMismatch(let type, let context):
-            return "expected \(type) \(path(context.codingPath)) (\(context.debugDescription))"
-        case .valueNotFound(let type, let context):
-            return "expected \(type) \(path(context.codingPath)), found null"
-        case .keyNotFound(let key, let context):
-            return "missing \"\(key.stringValue)\" \(path(context.codingPath))"
-        case .dataCorrupted(let context):
-            let underlying = context.underlyingError.map { " (\($0))" } ?? ""
-            return "\(context.debugDescription) \(path(context.codingPath))\(underlying)"
-        @unknown default:
-            return "\(error)"
-        }
+        return push
     }
 
     /// Checks a push: its device, its models, and every change against its model; no stamp from the future.
@@ -103,8 +92,9 @@ public enum Validation {
     public static func validated(_ pull: PullRequest) throws(SyncFailure) -> PullRequest {
         try validateDevice(pull.device)
         try validateModels(pull.models)
-        guard pull.after >= 0 else {
-            throw SyncFailure(.badRequest, "`after` is \(pull.after); a server sequence is 0 or more")
+        if let cursor = pull.cursor, cursor.sequence < 0 {
+            throw SyncFailure(
+                .badRequest, "the cursor's sequence is \(cursor.sequence); a server sequence is 0 or more")
         }
         var pull = pull
         pull.limit = min(max(pull.limit, 1), SyncProtocol.maxChanges)
@@ -121,7 +111,7 @@ public enum Validation {
         }
     }
 
-    static func validateDevice(_ device: String) throws(SyncFailure) {
+    public static func validateDevice(_ device: String) throws(SyncFailure) {
         guard SyncStamp.isDeviceID(device) else {
             throw SyncFailure(
                 .badRequest, "the device id \"\(device.prefix(80))\" is not one: it must be 32 lowercase hex digits")
@@ -167,11 +157,13 @@ extension SyncFailure.Code {
     public var httpStatus: Int {
         switch self {
         case .unauthorized: 401
+        case .wrongUser: 403
         case .badRequest: 400
         case .unknownModel: 422
         case .schemaOutdated: 409
         case .tooLarge: 413
         case .invalidStamp: 422
+        case .resetRequired: 410
         case .unavailable: 503
         }
     }

@@ -82,18 +82,19 @@ struct ValidationTests {
     }
 
     @Test func aPullIsClamped() throws {
-        let pull = try Validation.validated(PullRequest(device: device, models: models, after: 0, limit: 0, wait: 999))
+        let pull = try Validation.validated(
+            PullRequest(device: device, models: models, cursor: nil, limit: 0, wait: 999))
         #expect(pull.limit == 1)
         #expect(pull.wait == SyncProtocol.maxWaitSeconds)
         #expect(throws: SyncFailure.self) {
-            try Validation.validated(PullRequest(device: "x", models: models, after: 0, limit: 10, wait: 0))
+            try Validation.validated(PullRequest(device: "x", models: models, cursor: nil, limit: 10, wait: 0))
         }
     }
 
     @Test func aBodyThatIsNoRequestSaysWhere() {
         do throws(SyncFailure) {
             _ = try Validation.decode(
-                PushRequest.self, from: Data(#"{"device": "x", "models": {}, "changes": [{}]}"#.utf8))
+                PushRequest.self, from: Array(#"{"device": "x", "models": {}, "changes": [{}]}"#.utf8))
             Issue.record("decoded")
         } catch {
             #expect(error.code == .badRequest)

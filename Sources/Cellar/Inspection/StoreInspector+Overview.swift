@@ -1,3 +1,4 @@
+import CellarSyncProtocol
 import Foundation
 import LMDB
 
@@ -36,7 +37,7 @@ package struct SyncOverview: Sendable {
     package let trackedRecords: Int
     /// Records changed here and not pushed yet.
     package let pendingRecords: Int
-    /// The server sequence the last pull reached.
+    /// The furthest server sequence a client of the store pulled up to.
     package let cursor: Int64
 }
 
@@ -50,13 +51,21 @@ extension StoreInspector {
         }
         let sync = try read("read the sync state of") { txn -> SyncOverview? in
             guard let session = try SyncSession.load(core: core, in: txn) else { return nil }
-            let cursor = try txn.get(core.meta, key: SyncStorage.cursorKey).map { bytes in
-                bytes.count == 8 ? Int64(littleEndian: bytes.loadUnaligned(as: Int64.self)) : -1
+            let lower = Array(SyncStorage.cursorPrefix.utf8)
+            var cursor: Int64 = 0
+            try txn.walk(core.meta, range: KeyRange(lower: lower)) { entry in
+                guard entry.key.starts(with: lower) else { return false }
+                if case .object(let members)? = try? JSONValue(parsing: entry.value),
+                    case .number(let number)? = members["sequence"], let sequence = number.int64Value
+                {
+                    cursor = max(cursor, sequence)
+                }
+                return true
             }
             return SyncOverview(
                 device: session.device, models: session.models.sorted(),
                 trackedRecords: try txn.statistics(session.databases.records).entries,
-                pendingRecords: try txn.statistics(session.databases.outbox).entries, cursor: cursor ?? 0)
+                pendingRecords: try txn.statistics(session.databases.outbox).entries, cursor: cursor)
         }
         let info = environment.info
         let process = getpid()

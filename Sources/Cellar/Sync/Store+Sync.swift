@@ -5,6 +5,19 @@ import LMDB
 // What `CellarSync` reads and writes of a store. Not API for apps: `@_spi(Sync)`, so that the sync client, which
 // lives in its own module, does not reach into the store's files.
 
+/// The server and the user a store's sync state belongs to.
+@_spi(Sync)
+public struct SyncAccount: Sendable, Hashable {
+    /// The server's identity (`SessionResponse.server`).
+    public var server: String
+    public var user: String
+
+    public init(server: String, user: String) {
+        self.server = server
+        self.user = user
+    }
+}
+
 /// A record this device changed and has not pushed yet, as the outbox holds it.
 @_spi(Sync)
 public struct PendingSyncChange: Sendable, Hashable {
@@ -47,11 +60,9 @@ extension Store {
                     tracked = Set(names)
                     let added = infos.filter { !tracked.contains($0.name) }
                     for info in added { names.append(info.name) }
-                    // A model that syncs from now on: its records that other devices pushed before lie behind the
-                    // cursor. Everything is pulled again; what this device has already merges to itself.
-                    if !tracked.isEmpty, !added.isEmpty {
-                        _ = try txn.delete(core.meta, key: SyncStorage.cursorKey)
-                    }
+                    // A model that syncs from now on changes the set its client syncs, and so the cursor it reads
+                    // (`SyncStorage.cursorKey`): everything of the set is pulled again, and what this device has
+                    // already merges to itself.
                     try txn.put(core.meta, key: SyncStorage.modelsKey, value: SyncStorage.encodeNames(names))
                     if let stored = try txn.get(core.meta, key: SyncStorage.devicesKey),
                         let devices = SyncStorage.decodeDevices(stored)
@@ -93,14 +104,36 @@ extension WriteTransaction {
         }
     }
 
-    /// Moves the pull cursor: committed with the records the pull brought.
+    /// Moves the cursor of the client that syncs `models` (stored names): committed with the records its pull
+    /// brought. `nil` removes it, and the next pull starts from the beginning.
     @_spi(Sync)
-    public func setSyncCursor(_ sequence: Int64) throws(StoreError) {
+    public func setSyncCursor(_ cursor: SyncCursor?, models: [String]) throws(StoreError) {
+        let key = SyncStorage.cursorKey(models: models)
+        let value = cursor.map { cursor in
+            JSONValue.object([
+                "models": .array(models.sorted().map(JSONValue.string)), "sequence": .integer(cursor.sequence),
+                "commit": .string(cursor.commit),
+            ]).serialized()
+        }
+        try putMeta(key, value)
+    }
+
+    /// Binds the store's sync state to a server and a user; `nil` unbinds it.
+    @_spi(Sync)
+    public func setSyncAccount(_ account: SyncAccount?) throws(StoreError) {
+        try putMeta(
+            SyncStorage.accountKey,
+            account.map { JSONValue.object(["server": .string($0.server), "user": .string($0.user)]).serialized() })
+    }
+
+    private func putMeta(_ key: [UInt8], _ value: [UInt8]?) throws(StoreError) {
         let txn = try writable
         do {
-            try txn.put(
-                store.core.meta, key: SyncStorage.cursorKey,
-                value: withUnsafeBytes(of: sequence.littleEndian, Array.init))
+            if let value {
+                try txn.put(store.core.meta, key: key, value: value)
+            } else {
+                _ = try txn.delete(store.core.meta, key: key)
+            }
         } catch {
             throw lmdbError(error, "write")
         }
@@ -211,19 +244,64 @@ extension ReadScope {
         return try SyncSession.load(core: store.core, in: txn)
     }
 
-    /// The server sequence the last pull reached; 0 before the first.
+    /// Where the client that syncs `models` (stored names) stands; `nil` before its first pull.
     @_spi(Sync)
-    public func syncCursor() throws(StoreError) -> Int64 {
+    public func syncCursor(models: [String]) throws(StoreError) -> SyncCursor? {
+        guard let json = try metaJSON(SyncStorage.cursorKey(models: models), "sync cursor") else { return nil }
+        return try Self.cursor(json, path: store.core.path)
+    }
+
+    /// Every client's cursor: the models it syncs, and where it stands.
+    @_spi(Sync)
+    public func syncCursors() throws(StoreError) -> [(models: [String], cursor: SyncCursor)] {
+        let txn = try lmdb
+        let lower = Array(SyncStorage.cursorPrefix.utf8)
+        var found: [(models: [String], cursor: SyncCursor)] = []
+        try store.core.run("read the sync state of") {
+            try txn.walk(store.core.meta, range: KeyRange(lower: lower)) { entry in
+                guard entry.key.starts(with: lower) else { return false }
+                let json = try JSONValue(parsing: entry.value)
+                let models = try JSONFields(json).array("models").compactMap { value -> String? in
+                    if case .string(let name) = value { return name } else { return nil }
+                }
+                found.append((models, try Self.cursor(json, path: store.core.path)))
+                return true
+            }
+        }
+        return found
+    }
+
+    /// The server and user the store's sync state belongs to; `nil` before the first sync.
+    @_spi(Sync)
+    public func syncAccount() throws(StoreError) -> SyncAccount? {
+        guard let json = try metaJSON(SyncStorage.accountKey, "sync account") else { return nil }
+        do throws(JSONShapeError) {
+            let fields = try JSONFields(json)
+            return SyncAccount(server: try fields.string("server"), user: try fields.string("user"))
+        } catch {
+            throw .corruptedFile(path: store.core.path, reason: "the sync account is damaged (\(error))")
+        }
+    }
+
+    private static func cursor(_ json: JSONValue, path: String) throws(StoreError) -> SyncCursor {
+        do throws(JSONShapeError) {
+            let fields = try JSONFields(json)
+            return SyncCursor(sequence: try fields.integer("sequence"), commit: try fields.string("commit"))
+        } catch {
+            throw .corruptedFile(path: path, reason: "a sync cursor is damaged (\(error))")
+        }
+    }
+
+    private func metaJSON(_ key: [UInt8], _ what: String) throws(StoreError) -> JSONValue? {
         let txn = try lmdb
         let stored: UnsafeRawBufferPointer?
-        do { stored = try txn.get(store.core.meta, key: SyncStorage.cursorKey) } catch {
-            throw lmdbError(error, "read")
+        do { stored = try txn.get(store.core.meta, key: key) } catch { throw lmdbError(error, "read") }
+        guard let stored else { return nil }
+        do throws(JSONSyntaxError) {
+            return try JSONValue(parsing: stored)
+        } catch {
+            throw .corruptedFile(path: store.core.path, reason: "the \(what) is damaged (\(error))")
         }
-        guard let stored else { return 0 }
-        guard stored.count == 8 else {
-            throw .corruptedFile(path: store.core.path, reason: "the sync cursor is damaged")
-        }
-        return Int64(littleEndian: stored.loadUnaligned(as: Int64.self))
     }
 
     /// How many records wait in the outbox.

@@ -9,7 +9,11 @@ import Synchronization
 ///   `Store` on the file, whether or not it links `CellarSync`: a widget's write is pushed like the app's.
 /// - `_meta` `sync/devices`: the device table, 16 bytes per device; the first is this store's own device.
 /// - `_meta` `sync/clock`: the newest stamp time written or seen (the hybrid logical clock's state).
-/// - `_meta` `sync/cursor`: the server sequence the last pull reached, committed with the records it brought.
+/// - `_meta` `sync/account`: the server and user the store's sync state belongs to, as JSON (`server`, `user`).
+/// - `_meta` `sync/cursors/<hash>`: where a client that syncs a set of models stands in the server's history, as JSON
+///   (`models`, `sequence`, `commit`), committed with the records its pull brought. One per set of models, so that
+///   two clients on one store (an app and its widget, or clients of different models) each see every change of theirs.
+///   `<hash>` is the FNV-1a hash of the sorted names, in hex (a key holds at most 511 bytes; the names are in the value).
 /// - `_meta` `sync/x/<name>`: what the sync client keeps for itself (pulled changes waiting for a link's target).
 /// - `_sync`: per synced record (model name, then primary key), its ``TrackedRecord``.
 /// - `_outbox`: the same keys, for records changed here and not yet pushed; the value is the time of the change's
@@ -18,7 +22,18 @@ enum SyncStorage {
     static let modelsKey = Array("sync/models".utf8)
     static let devicesKey = Array("sync/devices".utf8)
     static let clockKey = Array("sync/clock".utf8)
-    static let cursorKey = Array("sync/cursor".utf8)
+    static let accountKey = Array("sync/account".utf8)
+    static let cursorPrefix = "sync/cursors/"
+    /// Where the cursor of a client syncing `models` lies.
+    static func cursorKey(models: [String]) -> [UInt8] {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for (position, name) in models.sorted().enumerated() {
+            if position > 0 { hash = (hash ^ 0x1F) &* 0x100_0000_01b3 }
+            for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        }
+        let digits = String(hash, radix: 16)
+        return Array((cursorPrefix + String(repeating: "0", count: 16 - digits.count) + digits).utf8)
+    }
     static let clientValuePrefix = "sync/x/"
     static let recordsDatabase = "_sync"
     static let outboxDatabase = "_outbox"

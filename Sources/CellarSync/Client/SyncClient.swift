@@ -40,7 +40,13 @@ public actor SyncClient {
         }
         return schemas
     }
-    private let transport: HTTPTransport
+    private var transport: HTTPTransport
+    /// The server and user this run of the client checked the store against (``ensureSession()``); `nil` until
+    /// its first request, and again after a new token.
+    private var session: SyncAccount?
+    /// The stored names of the models, sorted: they name this client's cursor.
+    private var modelNames: [String] { models.keys.sorted() }
+    private var signedOut = false
     private var status = SyncStatus()
     private var watchers: [UUID: AsyncStream<SyncStatus>.Continuation] = [:]
     private var live: Task<Void, Never>?
@@ -125,6 +131,7 @@ public actor SyncClient {
     /// Pushes what the outbox holds, in batches; returns how many records were pushed.
     @discardableResult
     public func pushAll() async throws(SyncError) -> Int {
+        let account = try await ensureSession()
         var pushed = 0
         var position: [UInt8]?
         var unstorable: [String] = []
@@ -138,7 +145,8 @@ public actor SyncClient {
             if !batch.changes.isEmpty {
                 update(.pushing)
                 let request = PushRequest(
-                    device: device, models: Self.declaring(batch.changes, in: schemas), changes: batch.changes)
+                    device: device, user: account.user, models: Self.declaring(batch.changes, in: schemas),
+                    changes: batch.changes)
                 configuration.onPush?(.willSend)
                 let _: PushResponse = try await transport.post(SyncProtocol.pushPath, request)
                 configuration.onPush?(.didSend)
@@ -159,23 +167,156 @@ public actor SyncClient {
 
     /// Pulls until the server has nothing newer; with `wait`, the first request waits up to that many seconds for a
     /// change (long poll). Returns how many changes were applied.
+    ///
+    /// When the server cannot vouch for where this device stands, a client reset runs first, as the configuration's
+    /// ``ClientResetMode`` says.
     @discardableResult
     public func pullAll(wait: Int = 0) async throws(SyncError) -> Int {
+        do {
+            return try await pullPages(wait: wait)
+        } catch .server(let failure) where failure.code == .resetRequired {
+            return try await reset(reason: failure.reason, mode: configuration.clientReset)
+        }
+    }
+
+    private func pullPages(wait: Int) async throws(SyncError) -> Int {
+        let account = try await ensureSession()
+        let names = modelNames
         var applied = 0
         var wait = wait
         while true {
-            let after = try read { try $0.syncCursor() }
+            let cursor = try read { try $0.syncCursor(models: names) }
             let request = PullRequest(
-                device: device, models: schemas, after: after, limit: configuration.pullBatchSize, wait: wait)
+                device: device, user: account.user, server: account.server, models: schemas, cursor: cursor,
+                limit: configuration.pullBatchSize, wait: wait)
             let response: PullResponse = try await transport.post(SyncProtocol.pullPath, request, waiting: wait)
             wait = 0
             if !response.changes.isEmpty { update(.pulling) }
             // Nothing new (a long poll that ended empty): no commit, no fsync.
-            if !response.changes.isEmpty || response.sequence != after { applied += try apply(response) }
+            if !response.changes.isEmpty || response.cursor != cursor { applied += try apply(response) }
             if !response.more { break }
         }
         update()
         return applied
+    }
+
+    // MARK: Account and client reset
+
+    /// Asks the server which server it is and whom the token signs in as, once per run of the client (and after
+    /// a new token), and holds the store to both: the store's sync state belongs to one user, and to the history
+    /// of one server.
+    ///
+    /// - Throws: ``SyncError/signedInAsAnotherUser(storeUser:tokenUser:)`` when the store belongs to another user.
+    private func ensureSession() async throws(SyncError) -> SyncAccount {
+        if signedOut { throw .signedOut }
+        if let session { return session }
+        let response: SessionResponse = try await transport.post(
+            SyncProtocol.sessionPath, SessionRequest(device: device))
+        let answered = SyncAccount(server: response.server, user: response.user)
+        if let session { return session }
+        let stored = try read { try $0.syncAccount() }
+        if let stored, stored.user != answered.user {
+            throw .signedInAsAnotherUser(storeUser: stored.user, tokenUser: answered.user)
+        }
+        if stored == nil {
+            // The store's first sync with this user: bound from now on.
+            try write { try $0.setSyncAccount(answered) }
+        }
+        session = answered
+        if let stored, stored.server != answered.server {
+            // Another server, or its database made again: the store's cursor means nothing to it.
+            session = stored
+            _ = try await reset(
+                reason: "the server is not the one this store synced with (\(stored.server) before, "
+                    + "\(answered.server) now)",
+                mode: configuration.clientReset, server: answered.server)
+        }
+        return answered
+    }
+
+    /// Resets this client: forgets where it stood, recovers or discards this device's records as `mode` says,
+    /// downloads what the server has, and pushes what it lacks. Called by the client when the server asks for it
+    /// (or the app, in `.manual` mode, after ``SyncError/clientResetRequired(reason:)``).
+    @discardableResult
+    public func resetClient(_ mode: ClientResetMode) async throws(SyncError) -> Int {
+        try await reset(reason: "the app asked for it", mode: mode == .manual ? .recoverUnsyncedChanges : mode)
+    }
+
+    private func reset(reason: String, mode: ClientResetMode, server: String? = nil) async throws(SyncError) -> Int {
+        guard mode != .manual else { throw .clientResetRequired(reason: reason) }
+        configuration.onClientReset?(.willReset(reason: reason, mode: mode))
+        update(.resetting)
+        let names = modelNames
+        var account = try read { try $0.syncAccount() }
+        if let server { account?.server = server }
+        switch mode {
+        case .discardUnsyncedChanges:
+            var prefixes: [String] = []
+            for name in names {
+                prefixes.append(Self.waitingPrefix + name + "/")
+                prefixes.append(SyncedModel.baseName(model: name, id: ""))
+            }
+            do {
+                try store.discardSyncedRecords(
+                    of: configuration.models, clientValuePrefixes: prefixes, newDevice: false)
+            } catch {
+                throw .store(error)
+            }
+            try write { txn in
+                try txn.setSyncCursor(nil, models: names)
+                try txn.setSyncAccount(account)
+            }
+        case .recoverUnsyncedChanges, .manual:
+            try write { txn in
+                _ = try txn.requeueSyncedRecords(models: Set(names))
+                try txn.setSyncCursor(nil, models: names)
+                try txn.setSyncAccount(account)
+            }
+        }
+        if let account { session = account }
+        let applied = try await pullPages(wait: 0)
+        let repushed = try await pushAll()
+        configuration.onClientReset?(.didReset(mode: mode, repushed: mode == .discardUnsyncedChanges ? 0 : repushed))
+        update(.upToDate, synced: true)
+        return applied
+    }
+
+    /// Hands the client a new token (one about to expire, or refreshed by the app's backend): the next request
+    /// uses it, and checks again that it signs in as the store's user.
+    public func updateToken(_ token: String) {
+        transport.token = token
+        session = nil
+    }
+
+    /// Signs this store out of sync: deletes here every record of the synced models and everything sync kept (its
+    /// device id, cursors, the outbox), so that the next user's client starts as a new device with nothing of this
+    /// user's. The records stay on the server, for this user's next sign-in here or on another device. This client
+    /// stops, and cannot be used again.
+    ///
+    /// Realm's `logOut` keeps a user's records in a file of their own; with Cellar, give each user a store of their own
+    /// (a folder per user) to keep them, and sign out a store that must serve the next user.
+    ///
+    /// - Throws: ``SyncError/unsyncedChanges(count:)`` when changes wait to be pushed, unless `discardingUnsyncedChanges`;
+    ///   ``SyncError/signOutMissesModels(_:)`` when the store syncs models this client's configuration does not name.
+    public func signOut(discardingUnsyncedChanges: Bool = false) async throws(SyncError) {
+        stop()
+        let missing: [String]
+        do { missing = try store.syncedModelNames().filter { models[$0] == nil } } catch { throw .store(error) }
+        guard missing.isEmpty else { throw .signOutMissesModels(missing.sorted()) }
+        let pending = try read { try $0.pendingSyncCount() }
+        guard pending == 0 || discardingUnsyncedChanges else { throw .unsyncedChanges(count: pending) }
+        do {
+            try store.discardSyncedRecords(of: configuration.models, clientValuePrefixes: [""], newDevice: true)
+        } catch {
+            throw .store(error)
+        }
+        try write { txn in
+            try txn.setSyncAccount(nil)
+            for cursor in try txn.syncCursors() { try txn.setSyncCursor(nil, models: cursor.models) }
+        }
+        session = nil
+        signedOut = true
+        update(.idle)
     }
 
     // MARK: Live
@@ -183,7 +324,7 @@ public actor SyncClient {
     /// Syncs from now on: pushes after each commit to a synced model (from any process), and waits on the server for
     /// other devices' changes. Failures are retried, waiting longer each time; ``currentStatus`` says what happens.
     public func start() {
-        guard live == nil else { return }
+        guard live == nil, !signedOut else { return }
         live = Task {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await self.pushLoop() }
@@ -258,7 +399,6 @@ public actor SyncClient {
         try read { scope in
             var batch = PushBatch()
             let read = try scope.pendingSyncChanges(limit: configuration.pushBatchSize, after: position)
-            let encoder = JSONEncoder()
             var bytes = 0
             for pending in read {
                 // A model another configuration of this store syncs: its own client pushes it.
@@ -280,7 +420,7 @@ public actor SyncClient {
                     continue
                 }
                 let change = RecordChange(model: pending.model, id: pending.id, state: state)
-                let size = (try? encoder.encode(change).count) ?? 0
+                let size = change.json.serializedSize
                 if let reason = change.unstorableReason
                     ?? (size > Self.changeBudget
                         ? "its JSON is \(size) bytes; a server reads at most \(SyncProtocol.maxBodyBytes) in one request"
@@ -317,7 +457,7 @@ public actor SyncClient {
             var applied = 0
             var waiting = Dictionary(
                 try txn.syncValues(prefix: Self.waitingPrefix).compactMap { entry in
-                    (try? JSONDecoder().decode(RecordChange.self, from: Data(entry.value))).map { (entry.name, $0) }
+                    (try? RecordChange(jsonBytes: entry.value)).map { (entry.name, $0) }
                 }, uniquingKeysWith: { a, _ in a })
             func name(_ change: RecordChange) -> String { Self.waitingPrefix + change.model + "/" + change.id }
             func attempt(_ change: RecordChange) throws -> Bool {
@@ -339,7 +479,7 @@ public actor SyncClient {
                     if waiting.removeValue(forKey: key) != nil { try txn.setSyncValue(nil, name: key) }
                 } else {
                     waiting[key] = incoming
-                    try txn.setSyncValue(Array(try JSONEncoder().encode(incoming)), name: key)
+                    try txn.setSyncValue(incoming.jsonBytes, name: key)
                 }
                 // What the server holds now is the base of the next conflict (after this one was resolved).
                 if models[change.model]?.keepsBase == true { try keepBase(change, in: txn) }
@@ -354,7 +494,7 @@ public actor SyncClient {
                     progressed = true
                 }
             }
-            try txn.setSyncCursor(response.sequence)
+            if let cursor = response.cursor { try txn.setSyncCursor(cursor, models: modelNames) }
             return applied
         }
     }
@@ -365,7 +505,7 @@ public actor SyncClient {
         if change.state.deleted != nil {
             try txn.setSyncValue(nil, name: name)
         } else {
-            try txn.setSyncValue(Array(try JSONEncoder().encode(JSONValue.object(change.state.fields))), name: name)
+            try txn.setSyncValue(JSONValue.object(change.state.fields).serialized(), name: name)
         }
     }
 

@@ -19,6 +19,13 @@ public struct SyncConfiguration: Sendable {
     /// How long the live loop waits before trying again after a failure; it doubles up to a minute.
     public var retryDelay: Duration = .milliseconds(500)
 
+    /// What a client reset does with this device's changes: a reset comes when the server cannot vouch for where the
+    /// device stands (its database was restored from a backup or failed over, losing transactions; it was made
+    /// again; or it is another server).
+    public var clientReset: ClientResetMode = .recoverUnsyncedChanges
+    /// Called before a client reset begins and after it ended (downloaded and pushed), on the client's actor.
+    public var onClientReset: (@Sendable (ClientResetEvent) -> Void)?
+
     /// Called as each push is about to be sent and once its answer came, before the outbox is cleared: the tests
     /// kill the process at those moments.
     @_spi(Testing) public var onPush: (@Sendable (PushMoment) -> Void)?
@@ -34,4 +41,25 @@ public struct SyncConfiguration: Sendable {
         self.token = token
         self.models = models
     }
+}
+
+/// What a client reset does with this device's records (Realm's modes, by the same names).
+public enum ClientResetMode: Sendable, Hashable {
+    /// Downloads what the server has, then pushes every record this device holds, pushed before or not, with its
+    /// stamps: the server gets back what it lost, and each property keeps its latest write. Nothing is lost.
+    case recoverUnsyncedChanges
+    /// Deletes this device's records of the client's models, and downloads what the server has: changes the server
+    /// does not hold are gone.
+    case discardUnsyncedChanges
+    /// Nothing happens until the app calls ``SyncClient/resetClient(_:)``: sync fails with
+    /// ``SyncError/clientResetRequired(reason:)`` meanwhile.
+    case manual
+}
+
+/// A client reset, before and after.
+public enum ClientResetEvent: Sendable, Hashable {
+    /// The reset begins: `reason` says why the server asked for it.
+    case willReset(reason: String, mode: ClientResetMode)
+    /// The reset ended: the server's records were downloaded, and (recovering) `repushed` records sent back.
+    case didReset(mode: ClientResetMode, repushed: Int)
 }

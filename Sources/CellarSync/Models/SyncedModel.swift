@@ -72,9 +72,9 @@ struct SyncedModel: Sendable {
     /// The name under which the client keeps a record's last synced properties (`keepsBase`).
     static func baseName(model: String, id: String) -> String { "base/" + model + "/" + id }
 
-    /// The model's `Codable` JSON object, property by property.
+    /// The model's `Codable` JSON object, property by property, numbers as `JSONEncoder` wrote them.
     static func fields<M: Model>(of value: M) throws -> [String: JSONValue] {
-        let json = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(value))
+        let json = try JSONValue(parsing: SyncCoding.encoder().encode(value))
         guard case .object(let fields) = json else { return [:] }
         return fields.filter { $0.value != .null }
     }
@@ -137,7 +137,7 @@ struct SyncedModel: Sendable {
         }
         let baseName = baseName(model: change.model, id: change.id)
         let base = try txn.syncValues(prefix: baseName).first { $0.name == baseName }.flatMap { entry in
-            try? JSONDecoder().decode(M.self, from: Data(entry.value))
+            try? SyncCoding.decoder().decode(M.self, from: Data(entry.value))
         }
         let resolved = resolve(local, remote, base)
         let fields = try Self.fields(of: resolved)
@@ -153,7 +153,7 @@ struct SyncedModel: Sendable {
 
     static func decode<M: Model>(_ type: M.Type, _ fields: [String: JSONValue], change: RecordChange) throws -> M {
         do {
-            return try JSONDecoder().decode(M.self, from: JSONEncoder().encode(JSONValue.object(fields)))
+            return try SyncCoding.decoder().decode(M.self, from: Data(JSONValue.object(fields).serialized()))
         } catch {
             throw SyncError.invalidChange(
                 model: change.model, id: change.id, reason: "its properties do not decode as a \(M.self): \(error)")
@@ -161,4 +161,23 @@ struct SyncedModel: Sendable {
     }
 
     static let nobody = String(repeating: "0", count: 32)
+}
+
+/// How a model's value becomes JSON and back: `JSONEncoder` and `JSONDecoder`, which write and read a `Decimal`, an
+/// `Int128` or a `Double` as exact text; infinities and NaN, which JSON has no numbers for, as the strings
+/// `"Infinity"`, `"-Infinity"` and `"NaN"`.
+enum SyncCoding {
+    static func encoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(
+            positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN")
+        return encoder
+    }
+
+    static func decoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.nonConformingFloatDecodingStrategy = .convertFromString(
+            positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN")
+        return decoder
+    }
 }

@@ -9,6 +9,9 @@ public struct SyncStatus: Sendable, Hashable {
         case offline
         case pushing
         case pulling
+        /// A client reset: downloading again what the server has, then pushing what it lacks
+        /// (``ClientResetMode``).
+        case resetting
         /// Everything this device had was pushed, and everything the server had was pulled.
         case upToDate
         /// The last round failed, for the reason given (a refusal by the server, a change that cannot apply).

@@ -5,10 +5,10 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// The requests a client makes: JSON over HTTP, with the user's token.
+/// The requests a client makes: JSON over HTTP (the protocol's own codec), with the user's token.
 struct HTTPTransport: Sendable {
     let server: URL
-    let token: String
+    var token: String
     let session: URLSession
 
     init(server: URL, token: String) {
@@ -19,19 +19,15 @@ struct HTTPTransport: Sendable {
         self.session = URLSession(configuration: configuration)
     }
 
-    func post<Request: Encodable, Response: Decodable>(
-        _ path: String, _ body: Request, waiting wait: Int = 0
+    func post<Response: JSONMessage>(
+        _ path: String, _ body: some JSONMessage, waiting wait: Int = 0
     ) async throws(SyncError) -> Response {
         var request = URLRequest(url: server.appendingPathComponent(path))
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         request.timeoutInterval = TimeInterval(wait + 30)
-        do {
-            request.httpBody = try JSONEncoder().encode(body)
-        } catch {
-            throw .unreachable(reason: "the request could not be encoded: \(error)")
-        }
+        request.httpBody = Data(body.jsonBytes)
         let data: Data
         let response: URLResponse
         do {
@@ -41,11 +37,11 @@ struct HTTPTransport: Sendable {
         }
         guard let http = response as? HTTPURLResponse else { throw .unreachable(reason: "the answer is not HTTP") }
         guard http.statusCode == 200 else {
-            if let failure = try? JSONDecoder().decode(SyncFailure.self, from: data) { throw .server(failure) }
+            if let failure = try? SyncFailure(jsonBytes: data) { throw .server(failure) }
             throw .unreachable(reason: "the server answered HTTP \(http.statusCode)")
         }
-        do {
-            return try JSONDecoder().decode(Response.self, from: data)
+        do throws(JSONShapeError) {
+            return try Response(jsonBytes: data)
         } catch {
             throw .unreachable(reason: "the server's answer is not a \(Response.self): \(error)")
         }

@@ -167,30 +167,53 @@ struct Device: Sendable {
     }
 
     func push(_ changes: [RecordChange], models: [String: ModelSchema] = models) async throws -> PushResponse {
-        let body = try JSONEncoder().encode(PushRequest(device: id, models: models, changes: changes))
+        let body = Data(PushRequest(device: id, models: models, changes: changes).jsonBytes)
         let (status, data) = try await post(SyncProtocol.pushPath, body: body)
         try #require(status == 200, "push answered \(status): \(String(decoding: data, as: UTF8.self))")
-        return try JSONDecoder().decode(PushResponse.self, from: data)
+        return try PushResponse(jsonBytes: data)
     }
 
     func pull(
         after: Int64, limit: Int = 1000, wait: Int = 0, models: [String: ModelSchema] = models
     ) async throws -> PullResponse {
-        let body = try JSONEncoder().encode(
-            PullRequest(device: id, models: models, after: after, limit: limit, wait: wait))
+        try await pull(cursor: try await cursor(at: after), limit: limit, wait: wait, models: models)
+    }
+
+    func pull(
+        cursor: SyncCursor?, limit: Int = 1000, wait: Int = 0, models: [String: ModelSchema] = models
+    ) async throws -> PullResponse {
+        let body = Data(
+            PullRequest(device: id, models: models, cursor: cursor, limit: limit, wait: wait).jsonBytes)
         let (status, data) = try await post(SyncProtocol.pullPath, body: body)
         try #require(status == 200, "pull answered \(status): \(String(decoding: data, as: UTF8.self))")
-        return try JSONDecoder().decode(PullResponse.self, from: data)
+        return try PullResponse(jsonBytes: data)
+    }
+
+    /// The cursor that stands on this user's transaction ending at `sequence` (read from the server's database);
+    /// `nil` for 0.
+    func cursor(at sequence: Int64) async throws -> SyncCursor? {
+        guard sequence > 0, let token else { return nil }
+        let id = try await Harness.sql(
+            """
+            SELECT c.id FROM cellar_commits c JOIN cellar_tokens t ON t.owner = c.owner
+            WHERE t.token_hash = sha256(convert_to('\(token)', 'UTF8')) AND c.sequence = \(sequence)
+            """)
+        return SyncCursor(sequence: sequence, commit: id)
     }
 
     /// Sends a body that must be refused, and returns the status and the failure.
     func refused(_ path: String, body: Data, token: String? = nil) async throws -> (status: Int, failure: SyncFailure) {
         let (status, data) = try await post(path, body: body, token: token)
         let failure =
-            (try? JSONDecoder().decode(SyncFailure.self, from: data))
+            (try? SyncFailure(jsonBytes: data))
             ?? SyncFailure(.badRequest, "(no failure, but: \(String(decoding: data.prefix(200), as: UTF8.self)))")
         return (status, failure)
     }
+}
+
+extension PullResponse {
+    /// The sequence the page's cursor stands on; 0 without one.
+    var sequence: Int64 { cursor?.sequence ?? 0 }
 }
 
 /// A change that writes `fields`, each stamped with `stamp`.

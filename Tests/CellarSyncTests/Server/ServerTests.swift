@@ -164,7 +164,7 @@ struct SyncServerTests {
         let device = Device(server: server.url, token: try await Harness.token(for: user), id: Harness.device("3"))
         let now = Harness.stamp(device.id)
         func body(_ changes: [RecordChange], models: [String: ModelSchema] = Device.models) throws -> Data {
-            try JSONEncoder().encode(PushRequest(device: device.id, models: models, changes: changes))
+            Data(PushRequest(device: device.id, models: models, changes: changes).jsonBytes)
         }
         let good = try body([change("rex", ["name": .string("Rex")], stamp: now)])
         let cases: [(String, Data, String?, Int, SyncFailure.Code, String?)] = [
@@ -195,7 +195,7 @@ struct SyncServerTests {
             ),
             (
                 "a bad device",
-                try JSONEncoder().encode(PushRequest(device: "phone", models: Device.models, changes: [])), nil, 400,
+                Data(PushRequest(device: "phone", models: Device.models, changes: []).jsonBytes), nil, 400,
                 .badRequest, "device"
             ),
             ("no token", good, "", 401, .unauthorized, nil),
@@ -219,7 +219,7 @@ struct SyncServerTests {
         // The same push, well formed and with its token, goes through.
         #expect(try await device.push([change("rex", ["name": .string("Rex")], stamp: now)]).applied == 1)
         // A pull is refused alike.
-        let pull = try JSONEncoder().encode(PullRequest(device: device.id, models: [:], after: 0, limit: 10, wait: 0))
+        let pull = Data(PullRequest(device: device.id, models: [:], cursor: nil, limit: 10, wait: 0).jsonBytes)
         var stranger = device
         stranger.token = nil
         #expect(try await stranger.refused(SyncProtocol.pullPath, body: pull).failure.code == .unauthorized)
@@ -235,28 +235,30 @@ struct SyncServerTests {
         _ = try await device.push(
             [change("rex", ["chip": .string("250")], stamp: Harness.stamp(device.id))], models: newer)
 
-        let push = try JSONEncoder().encode(
+        let push = Data(
             PushRequest(
                 device: device.id, models: older,
-                changes: [change("rex", ["name": .string("Rex")], stamp: Harness.stamp(device.id))]))
+                changes: [change("rex", ["name": .string("Rex")], stamp: Harness.stamp(device.id))]
+            ).jsonBytes)
         let refusedPush = try await device.refused(SyncProtocol.pushPath, body: push)
         #expect(refusedPush.status == 409)
         #expect(refusedPush.failure.code == .schemaOutdated)
         #expect(refusedPush.failure.reason.contains("version 2"), "\(refusedPush.failure.reason)")
         #expect(
             try await Harness.sql("SELECT record::text FROM cellar_records WHERE owner = '\(user)'")
-                == #"{"chip": "250"}"#)
+                == #"{"chip":"250"}"#)
 
         // A push that declares a new model and an outdated one: refused whole, the new model not recorded either.
-        let mixed = try JSONEncoder().encode(
+        let mixed = Data(
             PushRequest(
                 device: device.id,
                 models: older.merging(["Cat": ModelSchema(version: 5, properties: ["name"])]) { $1 },
-                changes: [change("tom", ["name": .string("Tom")], stamp: Harness.stamp(device.id), model: "Cat")]))
+                changes: [change("tom", ["name": .string("Tom")], stamp: Harness.stamp(device.id), model: "Cat")]
+            ).jsonBytes)
         #expect(try await device.refused(SyncProtocol.pushPath, body: mixed).failure.code == .schemaOutdated)
         #expect(try await Harness.sql("SELECT model, version FROM cellar_models WHERE owner = '\(user)'") == "Dog|2")
 
-        let pull = try JSONEncoder().encode(PullRequest(device: device.id, models: older, after: 0, limit: 10, wait: 0))
+        let pull = Data(PullRequest(device: device.id, models: older, cursor: nil, limit: 10, wait: 0).jsonBytes)
         let refusedPull = try await device.refused(SyncProtocol.pullPath, body: pull)
         #expect(refusedPull.status == 409)
         #expect(refusedPull.failure.code == .schemaOutdated)
