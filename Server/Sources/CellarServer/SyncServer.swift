@@ -160,11 +160,11 @@ public enum SyncServer {
                 let registration = pull.wait > 0 ? notifier.register(owner: owner) : nil
                 defer { registration.map(notifier.unregister) }
                 var response = try await store.changes(
-                    owner: owner, models: models, after: pull.cursor, limit: pull.limit)
+                    owner: owner, models: models, after: pull.cursor, pushed: pull.pushed, limit: pull.limit)
                 if response.changes.isEmpty, let registration {
                     await notifier.wait(registration, timeout: .seconds(pull.wait))
                     response = try await store.changes(
-                        owner: owner, models: models, after: pull.cursor, limit: pull.limit)
+                        owner: owner, models: models, after: pull.cursor, pushed: pull.pushed, limit: pull.limit)
                 }
                 return response
             }

@@ -249,7 +249,7 @@ public struct SyncStore: Sendable {
                 // Delivered at COMMIT, to every listening server process: theirs wake their waiting pulls.
                 try await connection.query("SELECT pg_notify(\(Self.channel), \(owner))", logger: logger)
                 if let delay = Self.commitDelay { try await Task.sleep(for: delay) }
-                return PushResponse(applied: applied, sequence: end)
+                return PushResponse(applied: applied, sequence: end, commit: SyncCursor(sequence: end, commit: commit))
             }
         } catch let error as PostgresTransactionError {
             if let failure = error.closureError as? SyncFailure, error.rollbackError == nil { throw failure }
@@ -279,7 +279,7 @@ public struct SyncStore: Sendable {
     ///
     /// - Throws: `SyncFailure.resetRequired` when the cursor names a transaction this database does not hold.
     public func changes(
-        owner: String, models: [String], after cursor: SyncCursor?, limit: Int,
+        owner: String, models: [String], after cursor: SyncCursor?, pushed: SyncCursor? = nil, limit: Int,
         maxBytes: Int = SyncProtocol.maxPullBytes
     ) async throws -> PullResponse {
         let logger = self.logger
@@ -288,21 +288,22 @@ public struct SyncStore: Sendable {
                 try await connection.query(
                     "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
                 let after = cursor?.sequence ?? 0
-                if let cursor, cursor.sequence > 0 {
+                for (name, named) in [("stands on", cursor), ("pushed", pushed)] {
+                    guard let named, named.sequence > 0 else { continue }
                     var held: String?
                     for try await id in try await connection.query(
-                        "SELECT id FROM cellar_commits WHERE owner = \(owner) AND sequence = \(cursor.sequence)",
+                        "SELECT id FROM cellar_commits WHERE owner = \(owner) AND sequence = \(named.sequence)",
                         logger: logger
                     ).decode(String.self) {
                         held = id
                     }
-                    guard held == cursor.commit else {
+                    guard held == named.commit else {
                         throw SyncFailure(
                             .resetRequired,
-                            "this server does not hold the transaction \(cursor.commit.prefix(40)) at sequence "
-                                + "\(cursor.sequence) that the device's cursor stands on: its database was restored, "
-                                + "failed over or made again since; the device must reset (download again, then "
-                                + "push what the server lacks)")
+                            "this server does not hold the transaction \(named.commit.prefix(40)) at sequence "
+                                + "\(named.sequence) that the device \(name): its database was restored, failed over "
+                                + "or made again since; the device must reset (download again, then push what the "
+                                + "server lacks)")
                     }
                 }
                 // Which transactions fit, from the sizes alone.

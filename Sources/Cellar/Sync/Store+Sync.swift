@@ -105,10 +105,11 @@ extension WriteTransaction {
     }
 
     /// Moves the cursor of the client that syncs `models` (stored names): committed with the records its pull
-    /// brought. `nil` removes it, and the next pull starts from the beginning.
+    /// brought. `nil` removes it, and the next pull starts from the beginning. With `pushed`, the newest transaction
+    /// the client pushed instead.
     @_spi(Sync)
-    public func setSyncCursor(_ cursor: SyncCursor?, models: [String]) throws(StoreError) {
-        let key = SyncStorage.cursorKey(models: models)
+    public func setSyncCursor(_ cursor: SyncCursor?, models: [String], pushed: Bool = false) throws(StoreError) {
+        let key = SyncStorage.cursorKey(models: models, pushed: pushed)
         let value = cursor.map { cursor in
             JSONValue.object([
                 "models": .array(models.sorted().map(JSONValue.string)), "sequence": .integer(cursor.sequence),
@@ -244,10 +245,12 @@ extension ReadScope {
         return try SyncSession.load(core: store.core, in: txn)
     }
 
-    /// Where the client that syncs `models` (stored names) stands; `nil` before its first pull.
+    /// Where the client that syncs `models` (stored names) stands; `nil` before its first pull. With `pushed`, the
+    /// newest transaction it pushed, until it pulled past it.
     @_spi(Sync)
-    public func syncCursor(models: [String]) throws(StoreError) -> SyncCursor? {
-        guard let json = try metaJSON(SyncStorage.cursorKey(models: models), "sync cursor") else { return nil }
+    public func syncCursor(models: [String], pushed: Bool = false) throws(StoreError) -> SyncCursor? {
+        let key = SyncStorage.cursorKey(models: models, pushed: pushed)
+        guard let json = try metaJSON(key, "sync cursor") else { return nil }
         return try Self.cursor(json, path: store.core.path)
     }
 

@@ -14,6 +14,8 @@ import Synchronization
 ///   (`models`, `sequence`, `commit`), committed with the records its pull brought. One per set of models, so that
 ///   two clients on one store (an app and its widget, or clients of different models) each see every change of theirs.
 ///   `<hash>` is the FNV-1a hash of the sorted names, in hex (a key holds at most 511 bytes; the names are in the value).
+/// - `_meta` `sync/pushed/<hash>`: the newest transaction the same client pushed and has not pulled past yet, alike: a
+///   server that no longer holds it lost the client's acknowledged changes, and the client resets.
 /// - `_meta` `sync/x/<name>`: what the sync client keeps for itself (pulled changes waiting for a link's target).
 /// - `_sync`: per synced record (model name, then primary key), its ``TrackedRecord``.
 /// - `_outbox`: the same keys, for records changed here and not yet pushed; the value is the time of the change's
@@ -24,15 +26,17 @@ enum SyncStorage {
     static let clockKey = Array("sync/clock".utf8)
     static let accountKey = Array("sync/account".utf8)
     static let cursorPrefix = "sync/cursors/"
-    /// Where the cursor of a client syncing `models` lies.
-    static func cursorKey(models: [String]) -> [UInt8] {
+    static let pushedPrefix = "sync/pushed/"
+    /// Where the cursor of a client syncing `models` lies (`pushed`: its newest pushed transaction).
+    static func cursorKey(models: [String], pushed: Bool = false) -> [UInt8] {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for (position, name) in models.sorted().enumerated() {
             if position > 0 { hash = (hash ^ 0x1F) &* 0x100_0000_01b3 }
             for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         }
         let digits = String(hash, radix: 16)
-        return Array((cursorPrefix + String(repeating: "0", count: 16 - digits.count) + digits).utf8)
+        let prefix = pushed ? pushedPrefix : cursorPrefix
+        return Array((prefix + String(repeating: "0", count: 16 - digits.count) + digits).utf8)
     }
     static let clientValuePrefix = "sync/x/"
     static let recordsDatabase = "_sync"

@@ -132,6 +132,7 @@ public actor SyncClient {
     @discardableResult
     public func pushAll() async throws(SyncError) -> Int {
         let account = try await ensureSession()
+        let names = modelNames
         var pushed = 0
         var position: [UInt8]?
         var unstorable: [String] = []
@@ -142,16 +143,19 @@ public actor SyncClient {
             guard let last = batch.last else { break }
             position = last
             unstorable += batch.unstorable
+            var commit: SyncCursor?
             if !batch.changes.isEmpty {
                 update(.pushing)
                 let request = PushRequest(
                     device: device, user: account.user, models: Self.declaring(batch.changes, in: schemas),
                     changes: batch.changes)
                 configuration.onPush?(.willSend)
-                let _: PushResponse = try await transport.post(SyncProtocol.pushPath, request)
+                let response: PushResponse = try await transport.post(SyncProtocol.pushPath, request)
                 configuration.onPush?(.didSend)
+                commit = response.commit
             }
             try write { txn in
+                if let commit { try txn.setSyncCursor(commit, models: names, pushed: true) }
                 try txn.acknowledgeSync(batch.pending + batch.dropped)
                 for change in batch.changes where models[change.model]?.keepsBase == true {
                     try keepBase(change, in: txn)
@@ -185,10 +189,12 @@ public actor SyncClient {
         var applied = 0
         var wait = wait
         while true {
-            let cursor = try read { try $0.syncCursor(models: names) }
+            let (cursor, pushed) = try read { scope in
+                (try scope.syncCursor(models: names), try scope.syncCursor(models: names, pushed: true))
+            }
             let request = PullRequest(
                 device: device, user: account.user, server: account.server, models: schemas, cursor: cursor,
-                limit: configuration.pullBatchSize, wait: wait)
+                pushed: pushed, limit: configuration.pullBatchSize, wait: wait)
             let response: PullResponse = try await transport.post(SyncProtocol.pullPath, request, waiting: wait)
             wait = 0
             if !response.changes.isEmpty { update(.pulling) }
@@ -264,12 +270,14 @@ public actor SyncClient {
             }
             try write { txn in
                 try txn.setSyncCursor(nil, models: names)
+                try txn.setSyncCursor(nil, models: names, pushed: true)
                 try txn.setSyncAccount(account)
             }
         case .recoverUnsyncedChanges, .manual:
             try write { txn in
                 _ = try txn.requeueSyncedRecords(models: Set(names))
                 try txn.setSyncCursor(nil, models: names)
+                try txn.setSyncCursor(nil, models: names, pushed: true)
                 try txn.setSyncAccount(account)
             }
         }
@@ -312,7 +320,10 @@ public actor SyncClient {
         }
         try write { txn in
             try txn.setSyncAccount(nil)
-            for cursor in try txn.syncCursors() { try txn.setSyncCursor(nil, models: cursor.models) }
+            for cursor in try txn.syncCursors() {
+                try txn.setSyncCursor(nil, models: cursor.models)
+                try txn.setSyncCursor(nil, models: cursor.models, pushed: true)
+            }
         }
         session = nil
         signedOut = true
@@ -494,7 +505,14 @@ public actor SyncClient {
                     progressed = true
                 }
             }
-            if let cursor = response.cursor { try txn.setSyncCursor(cursor, models: modelNames) }
+            if let cursor = response.cursor {
+                try txn.setSyncCursor(cursor, models: modelNames)
+                // Past the newest transaction this client pushed: the cursor vouches for it from now on.
+                if let pushed = try txn.syncCursor(models: modelNames, pushed: true), pushed.sequence <= cursor.sequence
+                {
+                    try txn.setSyncCursor(nil, models: modelNames, pushed: true)
+                }
+            }
             return applied
         }
     }

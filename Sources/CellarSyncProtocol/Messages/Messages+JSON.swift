@@ -136,9 +136,16 @@ extension PushResponse: JSONMessage {
         let fields = try JSONFields(json)
         applied = try fields.int("applied")
         sequence = try fields.integer("sequence")
+        commit = try fields.optional("commit").map { (value) throws(JSONShapeError) in
+            try SyncCursor(json: value, at: "commit")
+        }
     }
 
-    public var json: JSONValue { .object(["applied": .integer(applied), "sequence": .integer(sequence)]) }
+    public var json: JSONValue {
+        var members: [String: JSONValue] = ["applied": .integer(applied), "sequence": .integer(sequence)]
+        if let commit { members["commit"] = commit.json }
+        return .object(members)
+    }
 }
 
 extension PullRequest: JSONMessage {
@@ -150,6 +157,9 @@ extension PullRequest: JSONMessage {
         models = try ModelSchema.models(fields)
         cursor = try fields.optional("cursor").map { (value) throws(JSONShapeError) in
             try SyncCursor(json: value, at: "cursor")
+        }
+        pushed = try fields.optional("pushed").map { (value) throws(JSONShapeError) in
+            try SyncCursor(json: value, at: "pushed")
         }
         limit = try fields.int("limit")
         wait = try fields.int("wait")
@@ -163,6 +173,7 @@ extension PullRequest: JSONMessage {
         if let user { members["user"] = .string(user) }
         if let server { members["server"] = .string(server) }
         if let cursor { members["cursor"] = cursor.json }
+        if let pushed { members["pushed"] = pushed.json }
         return .object(members)
     }
 }

@@ -117,10 +117,14 @@ public struct PushResponse: Sendable {
     public var applied: Int
     /// The user's newest server sequence after the push.
     public var sequence: Int64
+    /// The transaction the push committed; `nil` when it changed nothing. The device names it in its pulls until it
+    /// has pulled past it: a server that lost it (restored from a backup taken before) asks for a client reset.
+    public var commit: SyncCursor?
 
-    public init(applied: Int, sequence: Int64) {
+    public init(applied: Int, sequence: Int64, commit: SyncCursor? = nil) {
         self.applied = applied
         self.sequence = sequence
+        self.commit = commit
     }
 }
 
@@ -135,19 +139,23 @@ public struct PullRequest: Sendable {
     public var models: [String: ModelSchema]
     /// Where the device stands; `nil` for the beginning.
     public var cursor: SyncCursor?
+    /// The newest transaction this device pushed past its cursor (``PushResponse/commit``): the server must hold it
+    /// too, or the device resets and pushes again what it lost.
+    public var pushed: SyncCursor?
     public var limit: Int
     /// Seconds to wait for a change when there is none (long poll); 0 answers at once.
     public var wait: Int
 
     public init(
         device: String, user: String? = nil, server: String? = nil, models: [String: ModelSchema],
-        cursor: SyncCursor?, limit: Int, wait: Int
+        cursor: SyncCursor?, pushed: SyncCursor? = nil, limit: Int, wait: Int
     ) {
         self.device = device
         self.user = user
         self.server = server
         self.models = models
         self.cursor = cursor
+        self.pushed = pushed
         self.limit = limit
         self.wait = wait
     }
