@@ -115,7 +115,8 @@ struct JSONParser {
         }
         while true {
             skipWhitespace()
-            guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else {
+            guard position < bytes.count else { throw error("the input ends inside an object") }
+            guard bytes[position] == UInt8(ascii: "\"") else {
                 throw error("expected a key in quotes in an object")
             }
             let keyOffset = position
