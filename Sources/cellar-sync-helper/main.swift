@@ -8,6 +8,7 @@
 //   cellar-sync-helper edit <store> <seed> <count>    make <count> random edits (`Synced.randomEdits`)
 //   cellar-sync-helper sync <store> <server> <token>  one round (push, then pull); print "synced <pending>"
 //   cellar-sync-helper retitle <store> <server> <token> <id> <title>   sync, retitle a card, sync
+//   cellar-sync-helper retitle-offline <store> <server> <token> <id> <title>   retitle a card, without syncing
 //   With CELLAR_SYNC_CLOCK_OFFSET_MS=N, the device's clock is N milliseconds off.
 //   With CELLAR_SYNC_KILL=willSend:N or didSend:N, the process kills itself as its Nth push is about to be sent, or
 //   once the server answered it and before the outbox is cleared.
@@ -103,6 +104,15 @@ case "retitle":
     } catch {
         say("failed \(error)")
     }
+case "retitle-offline":
+    // A change made with no server in reach: stamped by this machine's clock, whatever it says.
+    _ = try client()
+    try store.write { txn in
+        guard var card = try txn.object(Synced.Card.self, id: arguments[5]) else { return }
+        card.title = arguments[6]
+        try txn.update(card)
+    }
+    say("retitled offline")
 default:
     FileHandle.standardError.write(Data("unknown command \(arguments[1])\n".utf8))
     exit(2)

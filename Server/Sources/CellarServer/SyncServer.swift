@@ -129,7 +129,7 @@ public enum SyncServer {
                 let session = try Validation.decode(
                     SessionRequest.self, from: try await body(of: request).readableBytesView)
                 try Validation.validateDevice(session.device)
-                return SessionResponse(server: server, user: owner)
+                return SessionResponse(server: server, user: owner, time: Int64(Validation.nowMilliseconds()))
             }
         }
         router.post(RouterPath(SyncProtocol.pushPath)) { request, _ in
@@ -166,6 +166,7 @@ public enum SyncServer {
                     response = try await store.changes(
                         owner: owner, models: models, after: pull.cursor, pushed: pull.pushed, limit: pull.limit)
                 }
+                response.time = Int64(Validation.nowMilliseconds())
                 return response
             }
         }

@@ -9,6 +9,7 @@ import Synchronization
 ///   `Store` on the file, whether or not it links `CellarSync`: a widget's write is pushed like the app's.
 /// - `_meta` `sync/devices`: the device table, 16 bytes per device; the first is this store's own device.
 /// - `_meta` `sync/clock`: the newest stamp time written or seen (the hybrid logical clock's state).
+/// - `_meta` `sync/clock-offset`: the server's clock minus this machine's, in milliseconds, as last measured.
 /// - `_meta` `sync/account`: the server and user the store's sync state belongs to, as JSON (`server`, `user`).
 /// - `_meta` `sync/cursors/<hash>`: where a client that syncs a set of models stands in the server's history, as JSON
 ///   (`models`, `sequence`, `commit`), committed with the records its pull brought. One per set of models, so that
@@ -24,6 +25,9 @@ enum SyncStorage {
     static let modelsKey = Array("sync/models".utf8)
     static let devicesKey = Array("sync/devices".utf8)
     static let clockKey = Array("sync/clock".utf8)
+    /// How far the server's clock is from this machine's, in milliseconds (Int64, little-endian): stamps read this
+    /// machine's clock corrected by it, so a device whose clock is wrong stamps as if it were right.
+    static let clockOffsetKey = Array("sync/clock-offset".utf8)
     static let accountKey = Array("sync/account".utf8)
     static let cursorPrefix = "sync/cursors/"
     static let pushedPrefix = "sync/pushed/"
@@ -96,10 +100,13 @@ enum SyncStorage {
         return (0..<16).map { _ in hex(UInt8.random(in: 0...255, using: &generator)) }.joined()
     }
 
-    /// Now, as a stamp time: milliseconds since 1970 in the high 48 bits.
-    static func now() -> UInt64 {
-        let milliseconds = Int64(Date().timeIntervalSince1970 * 1000) + clockOffset.load(ordering: .relaxed)
-        return UInt64(max(0, milliseconds)) << 16
+    /// Now, as a stamp time: milliseconds since 1970 in the high 48 bits, this machine's clock moved by `offset`
+    /// (the server's clock minus this machine's).
+    static func now(offset: Int64 = 0) -> UInt64 { UInt64(max(0, localMilliseconds() + offset)) << 16 }
+
+    /// This machine's clock, in milliseconds since 1970 (in the tests of a device whose clock is wrong, that far off).
+    static func localMilliseconds() -> Int64 {
+        Int64(Date().timeIntervalSince1970 * 1000) + clockOffset.load(ordering: .relaxed)
     }
 
     /// How far this process's sync clock is set from the system's, in milliseconds: 0, but in the tests of a device
@@ -123,7 +130,9 @@ final class SyncSession {
     private(set) var devices: [String]
     private var deviceIndexes: [String: UInt64]
     private var devicesChanged = false
-    private var clock: UInt64
+    private(set) var clock: UInt64
+    /// The server's clock minus this machine's, in milliseconds (`SyncStorage.clockOffsetKey`).
+    var offset: Int64 = 0
     private var clockChanged = false
     /// The stamp of this transaction's own changes, made at its first.
     private var localStamp: SyncStamp?
@@ -172,8 +181,12 @@ final class SyncSession {
                 databases = SyncDatabases(records: records, outbox: outbox)
                 opened = true
             }
-            return SyncSession(
+            let session = SyncSession(
                 models: Set(models), databases: databases, openedDatabases: opened, devices: devices, clock: clock)
+            if let bytes = try txn.get(core.meta, key: SyncStorage.clockOffsetKey), bytes.count == 8 {
+                session.offset = Int64(littleEndian: bytes.loadUnaligned(as: Int64.self))
+            }
+            return session
         }
     }
 
@@ -189,7 +202,7 @@ final class SyncSession {
     /// The stamp of this transaction's changes: later than every stamp the store has written or seen.
     func stampForLocalChange() -> SyncStamp {
         if let localStamp { return localStamp }
-        clock = max(SyncStorage.now(), clock &+ 1)
+        clock = max(SyncStorage.now(offset: offset), clock &+ 1)
         clockChanged = true
         let stamp = SyncStamp(time: clock, device: device)
         localStamp = stamp
@@ -199,6 +212,14 @@ final class SyncSession {
     /// Whether `track` stamps a change just after the newest stamp its record had (a migration's changes), instead of
     /// with this transaction's stamp.
     var stampsAfterRecord = false
+
+    /// Sets the clock back to `time`: only when this device's own stamps ahead of the server were moved back
+    /// (`Store.alignSyncClock`), never below a stamp that stays.
+    func rebase(clock time: UInt64) {
+        clock = time
+        clockChanged = true
+        localStamp = nil
+    }
 
     /// Moves the clock past a stamp pulled from another device, so that a later change here wins over it even when
     /// this device's clock is behind.

@@ -150,7 +150,14 @@ public actor SyncClient {
                     device: device, user: account.user, models: Self.declaring(batch.changes, in: schemas),
                     changes: batch.changes)
                 configuration.onPush?(.willSend)
-                let response: PushResponse = try await transport.post(SyncProtocol.pushPath, request)
+                let response: PushResponse
+                do {
+                    response = try await transport.post(SyncProtocol.pushPath, request)
+                } catch .server(let failure) where failure.code == .invalidStamp {
+                    // The clock moved since it was measured: measured again at the next try.
+                    session = nil
+                    throw .server(failure)
+                }
                 configuration.onPush?(.didSend)
                 commit = response.commit
             }
@@ -195,7 +202,10 @@ public actor SyncClient {
             let request = PullRequest(
                 device: device, user: account.user, server: account.server, models: schemas, cursor: cursor,
                 pushed: pushed, limit: configuration.pullBatchSize, wait: wait)
+            let started = ContinuousClock.now
             let response: PullResponse = try await transport.post(SyncProtocol.pullPath, request, waiting: wait)
+            // A long poll's answer comes at its end: only a prompt one measures the clock.
+            if let time = response.time, wait == 0 { try alignClock(time, roundTrip: ContinuousClock.now - started) }
             wait = 0
             if !response.changes.isEmpty { update(.pulling) }
             // Nothing new (a long poll that ended empty): no commit, no fsync.
@@ -216,8 +226,10 @@ public actor SyncClient {
     private func ensureSession() async throws(SyncError) -> SyncAccount {
         if signedOut { throw .signedOut }
         if let session { return session }
+        let started = ContinuousClock.now
         let response: SessionResponse = try await transport.post(
             SyncProtocol.sessionPath, SessionRequest(device: device))
+        try alignClock(response.time, roundTrip: ContinuousClock.now - started)
         let answered = SyncAccount(server: response.server, user: response.user)
         if let session { return session }
         let stored = try read { try $0.syncAccount() }
@@ -238,6 +250,14 @@ public actor SyncClient {
                 mode: configuration.clientReset, server: answered.server)
         }
         return answered
+    }
+
+    /// Keeps the server's clock against this machine's, and stamps again changes this device made while its clock
+    /// was far ahead (`Store.alignSyncClock`).
+    private func alignClock(_ serverMilliseconds: Int64, roundTrip: Duration) throws(SyncError) {
+        do { try store.alignSyncClock(serverMilliseconds: serverMilliseconds, roundTrip: roundTrip) } catch {
+            throw .store(error)
+        }
     }
 
     /// Resets this client: forgets where it stood, recovers or discards this device's records as `mode` says,

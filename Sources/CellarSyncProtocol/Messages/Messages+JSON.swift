@@ -108,9 +108,10 @@ extension SessionResponse: JSONMessage {
         let fields = try JSONFields(json)
         server = try fields.string("server")
         user = try fields.string("user")
+        time = try fields.integer("time")
     }
 
-    public var json: JSONValue { .object(["server": .string(server), "user": .string(user)]) }
+    public var json: JSONValue { .object(["server": .string(server), "user": .string(user), "time": .integer(time)]) }
 }
 
 extension PushRequest: JSONMessage {
@@ -186,11 +187,13 @@ extension PullResponse: JSONMessage {
             try SyncCursor(json: value, at: "cursor")
         }
         more = try fields.bool("more")
+        time = try fields.optionalInteger("time")
     }
 
     public var json: JSONValue {
         var members: [String: JSONValue] = ["changes": .array(changes.map(\.json)), "more": .bool(more)]
         if let cursor { members["cursor"] = cursor.json }
+        if let time { members["time"] = .integer(time) }
         return .object(members)
     }
 }

@@ -88,10 +88,13 @@ public struct SessionResponse: Sendable, Hashable {
     public var server: String
     /// The user the token signs in as.
     public var user: String
+    /// The server's clock, in milliseconds since 1970: a device stamps by it, whatever its own clock says.
+    public var time: Int64
 
-    public init(server: String, user: String) {
+    public init(server: String, user: String, time: Int64) {
         self.server = server
         self.user = user
+        self.time = time
     }
 }
 
@@ -169,11 +172,14 @@ public struct PullResponse: Sendable {
     public var cursor: SyncCursor?
     /// Whether more changes wait beyond this page.
     public var more: Bool
+    /// The server's clock, in milliseconds since 1970, as it answered.
+    public var time: Int64?
 
-    public init(changes: [RecordChange], cursor: SyncCursor?, more: Bool) {
+    public init(changes: [RecordChange], cursor: SyncCursor?, more: Bool, time: Int64? = nil) {
         self.changes = changes
         self.cursor = cursor
         self.more = more
+        self.time = time
     }
 }
 
