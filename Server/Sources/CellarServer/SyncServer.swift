@@ -42,10 +42,17 @@ public struct DatabaseOptions: Sendable {
                 tls: .disable)
         }
         configuration.options.connectTimeout = .seconds(10)
-        // Names this process's connections in pg_stat_activity.
-        configuration.options.additionalStartupParameters = [
-            ("application_name", "cellar-server \(ProcessInfo.processInfo.processIdentifier)")
+        // Names this process's connections in pg_stat_activity, and bounds every statement, lock wait and idle
+        // transaction: one user's stuck transaction cannot hold the others' connections.
+        var parameters = [
+            ("application_name", "cellar-server \(ProcessInfo.processInfo.processIdentifier)"),
+            ("statement_timeout", ServerLimits.statementTimeout), ("lock_timeout", ServerLimits.lockTimeout),
         ]
+        // The tests of a server killed mid-push hold a transaction open on purpose.
+        if SyncStore.commitDelay == nil {
+            parameters.append(("idle_in_transaction_session_timeout", ServerLimits.idleInTransactionTimeout))
+        }
+        configuration.options.additionalStartupParameters = parameters
         return configuration
     }
 }
@@ -123,6 +130,7 @@ public enum SyncServer {
     /// (``SyncStore/identity()``).
     public static func router(store: SyncStore, server: String, notifier: Notifier) -> Router<BasicRequestContext> {
         let router = Router()
+        let turns = UserTurns()
         router.post(RouterPath(SyncProtocol.sessionPath)) { request, _ in
             await answer(logger: store.logger) {
                 let owner = try await authenticate(request, store: store)
@@ -138,7 +146,7 @@ public enum SyncServer {
                 let push = try Validation.validated(
                     Validation.decode(PushRequest.self, from: try await body(of: request).readableBytesView))
                 try checkUser(push.user, owner: owner)
-                return try await store.push(push, owner: owner)
+                return try await turns.run(owner) { try await store.push(push, owner: owner) }
             }
         }
         router.post(RouterPath(SyncProtocol.pullPath)) { request, _ in
@@ -153,18 +161,22 @@ public enum SyncServer {
                         "the device's cursor was given by the server \(expected.prefix(40)); this is the server "
                             + "\(server) (another server, or its database made again): the device must reset")
                 }
-                try await store.checkSchema(pull.models, owner: owner)
                 let models = pull.models.keys.sorted()
                 // Registered before the first query: a push that commits between that query and the wait still
-                // wakes it.
+                // wakes it. The wait itself holds no turn and no connection.
                 let registration = pull.wait > 0 ? notifier.register(owner: owner) : nil
                 defer { registration.map(notifier.unregister) }
-                var response = try await store.changes(
-                    owner: owner, models: models, after: pull.cursor, pushed: pull.pushed, limit: pull.limit)
+                var response = try await turns.run(owner) {
+                    try await store.checkSchema(pull.models, owner: owner)
+                    return try await store.changes(
+                        owner: owner, models: models, after: pull.cursor, pushed: pull.pushed, limit: pull.limit)
+                }
                 if response.changes.isEmpty, let registration {
                     await notifier.wait(registration, timeout: .seconds(pull.wait))
-                    response = try await store.changes(
-                        owner: owner, models: models, after: pull.cursor, pushed: pull.pushed, limit: pull.limit)
+                    response = try await turns.run(owner) {
+                        try await store.changes(
+                            owner: owner, models: models, after: pull.cursor, pushed: pull.pushed, limit: pull.limit)
+                    }
                 }
                 response.time = Int64(Validation.nowMilliseconds())
                 return response

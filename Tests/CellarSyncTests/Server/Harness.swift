@@ -151,6 +151,16 @@ struct Device: Sendable {
     var server: URL
     var token: String?
     var id: String
+    /// The HTTP client: a session of its own for a device whose requests must not queue behind another's (a
+    /// session keeps few connections to one host).
+    var session: URLSession = .shared
+
+    /// A session of its own, with room for many requests at once.
+    static func ownSession() -> URLSession {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpMaximumConnectionsPerHost = 64
+        return URLSession(configuration: configuration)
+    }
 
     static let models = ["Dog": ModelSchema(version: 1, properties: ["name", "age", "owner"])]
 
@@ -162,7 +172,7 @@ struct Device: Sendable {
         request.timeoutInterval = 120
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         if let token = token ?? self.token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-        let (data, response) = try await URLSession.shared.data(for: request)
+        let (data, response) = try await session.data(for: request)
         return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
     }
 
