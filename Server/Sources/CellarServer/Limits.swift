@@ -15,6 +15,12 @@ public enum ServerLimits {
     public static let requestsPerUser = 2
     /// How long a request waits for its user's turn before it is answered 503, to be retried.
     public static let turnWait: Duration = .seconds(10)
+    /// How long a connection may stay without a whole request's head arriving (or between requests) before it is
+    /// closed: half-sent requests hold nothing for long. A request being answered is not cut (a long poll waits).
+    public static let idleTimeout: Duration = .seconds(30)
+    /// How long a stopping server (SIGTERM, SIGINT) lets requests in flight finish before it cancels them; waiting
+    /// pulls are answered at once.
+    public static let shutdownGrace: Duration = .seconds(10)
 }
 
 /// Takes turns among one user's requests: at most ``ServerLimits/requestsPerUser`` of them use the database at once,

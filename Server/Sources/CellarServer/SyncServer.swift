@@ -2,6 +2,7 @@ import CellarSyncProtocol
 import Foundation
 import Hummingbird
 import PostgresNIO
+import ServiceLifecycle
 
 /// Where the server finds PostgreSQL: a Unix socket directory, or a host and port.
 public struct DatabaseOptions: Sendable {
@@ -75,8 +76,13 @@ public enum SyncServer {
 
     /// Creates the tables, starts listening for pushes, and serves HTTP on `host`:`port` until SIGTERM or SIGINT.
     /// `onListening` gets the address actually bound (port 0 picks a free one).
+    ///
+    /// A connection without a whole request for `idleTimeout` is closed. On SIGTERM or SIGINT the server stops taking
+    /// connections, answers waiting pulls at once, lets pushes in flight finish for ``ServerLimits/shutdownGrace``
+    /// (then cancels them: their transactions roll back), and returns.
     public static func serve(
         host: String, port: Int, database: DatabaseOptions, logger: Logger,
+        idleTimeout: Duration = ServerLimits.idleTimeout,
         onListening: @escaping @Sendable (String, Int) -> Void
     ) async throws {
         try await withStore(database, logger: logger) { store in
@@ -87,14 +93,19 @@ public enum SyncServer {
                 group.addTask { await store.listen(notifier: notifier) }
                 defer { group.cancelAll() }
                 await notifier.waitUntilListening()
+                let seconds = idleTimeout.components.seconds
                 let app = Application(
                     router: router(store: store, server: server, notifier: notifier),
+                    server: .http1(configuration: .init(idleTimeout: .seconds(seconds))),
                     configuration: .init(address: .hostname(host, port: port), serverName: nil),
                     onServerRunning: { channel in
                         onListening(host, channel.localAddress?.port ?? port)
                     },
                     logger: logger)
-                try await app.runService()
+                var configuration = ServiceGroupConfiguration(
+                    services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+                configuration.maximumGracefulShutdownDuration = ServerLimits.shutdownGrace
+                try await ServiceGroup(configuration: configuration).run()
             }
         }
     }
@@ -172,7 +183,10 @@ public enum SyncServer {
                         owner: owner, models: models, after: pull.cursor, pushed: pull.pushed, limit: pull.limit)
                 }
                 if response.changes.isEmpty, let registration {
-                    await notifier.wait(registration, timeout: .seconds(pull.wait))
+                    // A stopping server answers at once instead of waiting: the device asks again elsewhere.
+                    await cancelWhenGracefulShutdown {
+                        await notifier.wait(registration, timeout: .seconds(pull.wait))
+                    }
                     response = try await turns.run(owner) {
                         try await store.changes(
                             owner: owner, models: models, after: pull.cursor, pushed: pull.pushed, limit: pull.limit)

@@ -72,11 +72,16 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The address to listen on.")
     var host = "127.0.0.1"
 
+    @Option(help: "Seconds a connection may wait without a whole request before it is closed.")
+    var idleTimeout = Int(ServerLimits.idleTimeout.components.seconds)
+
     @OptionGroup var database: DatabaseArguments
 
     func run() async throws {
-        try await SyncServer.serve(host: host, port: port, database: try database.options(), logger: makeLogger()) {
-            host, port in
+        try await SyncServer.serve(
+            host: host, port: port, database: try database.options(), logger: makeLogger(),
+            idleTimeout: .seconds(max(1, idleTimeout))
+        ) { host, port in
             // Unbuffered: a test that started the server reads this line through a pipe.
             FileHandle.standardOutput.write(Data("cellar-server listening on http://\(host):\(port)\n".utf8))
         }

@@ -95,9 +95,9 @@ final class ServerProcess: @unchecked Sendable {
     let process = Process()
     let url: URL
 
-    init(port: Int = 0, environment extra: [String: String] = [:]) async throws {
+    init(port: Int = 0, environment extra: [String: String] = [:], arguments: [String] = []) async throws {
         process.executableURL = Harness.executable
-        process.arguments = ["serve", "--port", String(port)]
+        process.arguments = ["serve", "--port", String(port)] + arguments
         var environment = Harness.environment
         environment["LOG_LEVEL"] = environment["LOG_LEVEL"] ?? "warning"
         environment.merge(extra) { $1 }
