@@ -315,18 +315,21 @@ extension ReadScope {
         do { return try txn.statistics(databases.outbox).entries } catch { throw lmdbError(error, "count") }
     }
 
-    /// Up to `limit` records of the outbox, in key order (by model, then id), after the one at `position` when given.
+    /// Up to `limit` records of the outbox, in key order (by model, then id), after the one at `position` when given;
+    /// of `model` (a stored name) alone when given.
     @_spi(Sync)
-    public func pendingSyncChanges(limit: Int, after position: [UInt8]? = nil) throws(StoreError)
-        -> [PendingSyncChange]
-    {
+    public func pendingSyncChanges(
+        limit: Int, after position: [UInt8]? = nil, model: String? = nil
+    ) throws(StoreError) -> [PendingSyncChange] {
         let txn = try lmdb
         guard let session = try syncSession(in: txn) else { return [] }
         var entries: [(model: String, primaryKey: [UInt8], key: [UInt8], marker: UInt64)] = []
-        // The first key after `position`: `position` followed by the smallest byte.
-        let range = KeyRange(lower: position.map { $0 + [0] })
+        // The first key after `position` (`position` followed by the smallest byte), or the model's first.
+        let prefix = model.map { SyncStorage.key(model: $0, primaryKey: []) } ?? []
+        let range = KeyRange(lower: position.map { $0 + [0] } ?? prefix)
         try store.core.run("read the outbox of") {
             try txn.walk(session.databases.outbox, range: range) { entry in
+                guard entry.key.starts(with: prefix) else { return false }
                 guard entry.value.count == 8, let (model, primaryKey) = SyncStorage.split(entry.key) else {
                     throw StoreError.corruptedFile(
                         path: store.core.path, reason: "an entry of the sync outbox is damaged")

@@ -40,6 +40,26 @@ public actor SyncClient {
         }
         return schemas
     }
+    /// The models in the order their changes are pushed: a model after the models it links to, so that a device
+    /// that pulls meets a link's target before the record that links to it.
+    private let pushOrder: [String]
+
+    /// `links`' models (each with the models it links to), each after its targets; models that link in a cycle in
+    /// name order.
+    static func targetsFirst(_ links: [String: [String]]) -> [String] {
+        var order: [String] = []
+        var placed = Set<String>()
+        var visiting = Set<String>()
+        func place(_ model: String) {
+            guard !placed.contains(model), visiting.insert(model).inserted else { return }
+            for target in (links[model] ?? []).sorted() where links[target] != nil { place(target) }
+            placed.insert(model)
+            order.append(model)
+        }
+        for model in links.keys.sorted() { place(model) }
+        return order
+    }
+
     private var transport: HTTPTransport
     /// The server and user this run of the client checked the store against (``ensureSession()``); `nil` until
     /// its first request, and again after a new token.
@@ -64,6 +84,7 @@ public actor SyncClient {
             let model = try SyncedModel(type, store: store, schemaVersion: store.configuration.schemaVersion)
             models[model.name] = model
         }
+        var targetsByModel: [String: [String]] = [:]
         for type in configuration.models {
             let name = models.values.first { $0.name == (try? store.storedName(of: type)) }?.name ?? "\(type)"
             let targets: [String]
@@ -71,7 +92,9 @@ public actor SyncClient {
             for target in targets where models[target] == nil {
                 throw .linkToUnsyncedModel(model: name, target: target)
             }
+            targetsByModel[name] = targets
         }
+        pushOrder = Self.targetsFirst(targetsByModel)
         do { device = try store.enableSync(models: configuration.models) } catch { throw .store(error) }
         self.store = store
         self.configuration = configuration
@@ -134,12 +157,30 @@ public actor SyncClient {
         let account = try await ensureSession()
         let names = modelNames
         var pushed = 0
+        var unstorable: [String] = []
+        // Model by model, link targets first.
+        for model in pushOrder {
+            let (count, refused) = try await pushOutbox(of: model, account: account, names: names)
+            pushed += count
+            unstorable += refused
+        }
+        unsyncable = unstorable.first
+        update()
+        return pushed
+    }
+
+    /// Pushes what the outbox holds of `model`, in batches; returns how many records were pushed, and why others
+    /// cannot be.
+    private func pushOutbox(
+        of model: String, account: SyncAccount, names: [String]
+    ) async throws(SyncError) -> (pushed: Int, unstorable: [String]) {
+        var pushed = 0
         var position: [UInt8]?
         var unstorable: [String] = []
         while true {
-            // One pass over the outbox: entries that cannot go (another client's model, a record no server stores)
-            // are passed over, not read again.
-            let batch = try readPushBatch(after: position)
+            // One pass over the outbox: entries that cannot go (a record no server stores) are passed over, not read
+            // again.
+            let batch = try readPushBatch(of: model, after: position)
             guard let last = batch.last else { break }
             position = last
             unstorable += batch.unstorable
@@ -171,9 +212,7 @@ public actor SyncClient {
             pushed += batch.changes.count
             if !batch.full { break }
         }
-        unsyncable = unstorable.first
-        update()
-        return pushed
+        return (pushed, unstorable)
     }
 
     /// Pulls until the server has nothing newer; with `wait`, the first request waits up to that many seconds for a
@@ -426,10 +465,11 @@ public actor SyncClient {
         mutating func passed(_ pending: PendingSyncChange) { last = pending.position }
     }
 
-    private func readPushBatch(after position: [UInt8]?) throws(SyncError) -> PushBatch {
+    private func readPushBatch(of model: String, after position: [UInt8]?) throws(SyncError) -> PushBatch {
         try read { scope in
             var batch = PushBatch()
-            let read = try scope.pendingSyncChanges(limit: configuration.pushBatchSize, after: position)
+            let read = try scope.pendingSyncChanges(
+                limit: configuration.pushBatchSize, after: position, model: model)
             var bytes = 0
             for pending in read {
                 // A model another configuration of this store syncs: its own client pushes it.
