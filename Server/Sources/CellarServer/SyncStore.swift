@@ -119,6 +119,17 @@ public struct SyncStore: Sendable {
         END $$
         """,
         "CREATE INDEX IF NOT EXISTS cellar_records_owner_sequence ON cellar_records (owner, sequence)",
+        // Guarded, as the block above: an ALTER that changes nothing still takes the table's strongest lock, and would
+        // stall (or deadlock with) the pushes of servers already running.
+        """
+        DO $$ BEGIN
+            IF NOT EXISTS (SELECT FROM information_schema.columns WHERE table_schema = current_schema()
+                AND table_name = 'cellar_models' AND column_name = 'required')
+            THEN
+                ALTER TABLE cellar_models ADD COLUMN required jsonb NOT NULL DEFAULT '[]';
+            END IF;
+        END $$
+        """,
     ]
 
     /// The server's identity (`cellar_server`).
@@ -175,24 +186,28 @@ public struct SyncStore: Sendable {
                     sequence = value
                 }
 
-                let held = try await Self.modelVersions(owner: owner, connection: connection, logger: logger)
+                // The newest version of each model the user's devices declared: an older device is judged by it.
+                let held = try await Self.modelSchemas(owner: owner, connection: connection, logger: logger)
+                var newest: [String: ModelSchema] = [:]
                 for (model, schema) in push.models.sorted(by: { $0.key < $1.key }) {
-                    if let version = held[model], version > schema.version {
-                        throw Self.outdated(model: model, server: version, device: schema.version)
+                    if let stored = held[model], stored.version > schema.version {
+                        newest[model] = stored
+                        continue
                     }
-                    if held[model].map({ $0 < schema.version }) ?? true {
-                        let properties = String(
-                            decoding: JSONValue.array(schema.properties.map(JSONValue.string)).serialized(),
-                            as: UTF8.self)
-                        try await connection.query(
-                            """
-                            INSERT INTO cellar_models (owner, model, version, properties)
-                            VALUES (\(owner), \(model), \(schema.version), \(properties)::jsonb)
-                            ON CONFLICT (owner, model) DO UPDATE SET version = excluded.version,
-                                properties = excluded.properties
-                            """,
-                            logger: logger)
+                    newest[model] = schema
+                    guard held[model] != schema else { continue }
+                    func text(_ names: [String]) -> String {
+                        String(decoding: JSONValue.array(names.map(JSONValue.string)).serialized(), as: UTF8.self)
                     }
+                    try await connection.query(
+                        """
+                        INSERT INTO cellar_models (owner, model, version, properties, required)
+                        VALUES (\(owner), \(model), \(schema.version), \(text(schema.properties))::jsonb,
+                            \(text(schema.required))::jsonb)
+                        ON CONFLICT (owner, model) DO UPDATE SET version = excluded.version,
+                            properties = excluded.properties, required = excluded.required
+                        """,
+                        logger: logger)
                 }
 
                 // The push's records, read in one query and locked; merged in memory (a record named twice in one
@@ -207,6 +222,10 @@ public struct SyncStore: Sendable {
                     let existing = states[key] ?? RecordState()
                     let merged = existing.merged(with: change.state)
                     guard merged != existing else { continue }
+                    if states[key] == nil, merged.deleted == nil {
+                        try Self.checkRequired(
+                            change, merged, declared: push.models[change.model], newest: newest[change.model])
+                    }
                     if seen.insert(key).inserted { changed.append(key) }
                     states[key] = merged
                 }
@@ -259,16 +278,22 @@ public struct SyncStore: Sendable {
 
     // MARK: Pull
 
-    /// Checks that the device's models are no older than the server's: an old app would drop properties it does
-    /// not know from records it pulled, and push them back without.
+    /// Checks that the newer versions of the device's models still have every property the device requires: it reads
+    /// the records they write. A newer version that only added properties is no reason to refuse.
     public func checkSchema(_ models: [String: ModelSchema], owner: String) async throws {
         guard !models.isEmpty else { return }
         let held = try await client.withConnection { connection in
-            try await Self.modelVersions(owner: owner, connection: connection, logger: logger)
+            try await Self.modelSchemas(owner: owner, connection: connection, logger: logger)
         }
         for (model, schema) in models.sorted(by: { $0.key < $1.key }) {
-            if let version = held[model], version > schema.version {
-                throw Self.outdated(model: model, server: version, device: schema.version)
+            guard let stored = held[model], stored.version > schema.version else { continue }
+            let gone = Set(schema.required).subtracting(stored.properties).sorted()
+            if let property = gone.first {
+                throw SyncFailure(
+                    .schemaOutdated,
+                    "\(model).\(property) is required by this device's version \(schema.version) of the model, and "
+                        + "version \(stored.version), which other devices of this user run, no longer has it: "
+                        + "their records would not read here; update the app")
             }
         }
     }
@@ -419,14 +444,47 @@ public struct SyncStore: Sendable {
 
     // MARK: Rows
 
-    static func modelVersions(
+    /// The newest schema of each of `owner`'s models.
+    static func modelSchemas(
         owner: String, connection: PostgresConnection, logger: Logger
-    ) async throws -> [String: Int] {
-        var versions: [String: Int] = [:]
+    ) async throws -> [String: ModelSchema] {
+        var schemas: [String: ModelSchema] = [:]
         let rows = try await connection.query(
-            "SELECT model, version FROM cellar_models WHERE owner = \(owner)", logger: logger)
-        for try await (model, version) in rows.decode((String, Int).self) { versions[model] = version }
-        return versions
+            "SELECT model, version, properties::text, required::text FROM cellar_models WHERE owner = \(owner)",
+            logger: logger)
+        for try await (model, version, properties, required) in rows.decode((String, Int, String, String).self) {
+            func names(_ text: String) -> [String] {
+                guard case .array(let values)? = try? JSONValue(parsing: text.utf8) else { return [] }
+                return values.compactMap { if case .string(let name) = $0 { name } else { nil } }
+            }
+            schemas[model] = ModelSchema(version: version, properties: names(properties), required: names(required))
+        }
+        return schemas
+    }
+
+    /// Refuses a new record without a property its model requires: in the pushing device's version (its mistake,
+    /// or another client's), or in a newer version the device does not know (the app needs an update).
+    static func checkRequired(
+        _ change: RecordChange, _ merged: RecordState, declared: ModelSchema?, newest: ModelSchema?
+    ) throws(SyncFailure) {
+        let held = Set(merged.fields.keys)
+        let missing = Set(declared?.required ?? []).subtracting(held).sorted()
+        if !missing.isEmpty {
+            throw SyncFailure(
+                .invalidRecord,
+                "the new \(change.model) with id \(change.id.prefix(80)) lacks the required "
+                    + "propert\(missing.count == 1 ? "y" : "ies") \(missing.joined(separator: ", ")); every device "
+                    + "would wait for them")
+        }
+        guard let newest, let declared, newest.version > declared.version else { return }
+        let newer = Set(newest.required).subtracting(held).sorted()
+        if let property = newer.first {
+            throw SyncFailure(
+                .schemaOutdated,
+                "\(change.model).\(property) is required by version \(newest.version) of the model, which other "
+                    + "devices of this user run; this device has version \(declared.version) and makes \(change.model) "
+                    + "records without it: update the app (its edits of existing records still sync)")
+        }
     }
 
     /// The rows of `keys` the user has, locked until the transaction ends, by key.
@@ -471,12 +529,6 @@ public struct SyncStore: Sendable {
         return RecordState(fields: fields, stamps: parsed, deleted: deleted.flatMap(SyncStamp.init))
     }
 
-    static func outdated(model: String, server: Int, device: Int) -> SyncFailure {
-        SyncFailure(
-            .schemaOutdated,
-            "the server holds \(model) records of schema version \(server); this device has version \(device): "
-                + "update the app")
-    }
 }
 
 /// A record's key within one user's rows.

@@ -160,6 +160,7 @@ extension SyncFailure.Code {
         case .wrongUser: 403
         case .badRequest: 400
         case .unknownModel: 422
+        case .invalidRecord: 422
         case .schemaOutdated: 409
         case .tooLarge: 413
         case .invalidStamp: 422

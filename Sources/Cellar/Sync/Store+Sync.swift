@@ -326,7 +326,7 @@ extension ReadScope {
         var entries: [(model: String, primaryKey: [UInt8], key: [UInt8], marker: UInt64)] = []
         // The first key after `position` (`position` followed by the smallest byte), or the model's first.
         let prefix = model.map { SyncStorage.key(model: $0, primaryKey: []) } ?? []
-        let range = KeyRange(lower: position.map { $0 + [0] } ?? prefix)
+        let range = KeyRange(lower: position.map { $0 + [0] } ?? (prefix.isEmpty ? nil : prefix))
         try store.core.run("read the outbox of") {
             try txn.walk(session.databases.outbox, range: range) { entry in
                 guard entry.key.starts(with: prefix) else { return false }
@@ -483,6 +483,22 @@ extension Store {
         if CodableFields.writtenKeys(M.self) == nil { try learnKeys(of: M.self) }
         let written = CodableFields.writtenKeys(M.self) ?? []
         return written + (try M.describedSchema().properties.map(\.name)).filter { !written.contains($0) }
+    }
+
+    /// The top-level properties every record of `type` holds (those that are not optional), by coding key: its
+    /// stored properties, as its type describes them, that its records are written with. Empty until the model's
+    /// keys are known (nothing is required that a record might name otherwise).
+    @_spi(Sync)
+    public func requiredPropertyNames<M: Model>(of type: M.Type) throws(StoreError) -> [String] {
+        let keys: Set<String>
+        if let recordKeys = M._recordKeys {
+            keys = Set(recordKeys.names)
+        } else {
+            if CodableFields.writtenKeys(M.self) == nil { try learnKeys(of: M.self) }
+            guard let written = CodableFields.writtenKeys(M.self) else { return [] }
+            keys = Set(written)
+        }
+        return try M.describedSchema().properties.filter { !$0.isOptional && keys.contains($0.name) }.map(\.name)
     }
 
     /// Decodes `M`'s stored records until one reads (a few at most), and learns its keys from it written again.

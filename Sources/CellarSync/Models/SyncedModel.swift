@@ -34,7 +34,8 @@ struct SyncedModel: Sendable {
         do { known = try store.propertyNames(of: type) } catch { throw .store(error) }
         let schema: @Sendable () -> CellarSyncProtocol.ModelSchema = {
             CellarSyncProtocol.ModelSchema(
-                version: schemaVersion, properties: (try? store.propertyNames(of: type)) ?? known)
+                version: schemaVersion, properties: (try? store.propertyNames(of: type)) ?? known,
+                required: (try? store.requiredPropertyNames(of: type)) ?? [])
         }
         self.schema = schema
         pushState = { scope, pending in

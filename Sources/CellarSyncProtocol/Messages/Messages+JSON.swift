@@ -4,15 +4,24 @@ extension ModelSchema {
     init(json: JSONValue, at path: String) throws(JSONShapeError) {
         let fields = try JSONFields(json, path: path)
         version = try fields.int("version")
-        var properties: [String] = []
-        for (position, value) in try fields.array("properties").enumerated() {
-            properties.append(try JSONFields.string(value, at: fields.place("properties") + "[\(position)]"))
+        properties = try Self.names(fields, "properties")
+        required = fields.optional("required") == nil ? [] : try Self.names(fields, "required")
+    }
+
+    private static func names(_ fields: JSONFields, _ key: String) throws(JSONShapeError) -> [String] {
+        var names: [String] = []
+        for (position, value) in try fields.array(key).enumerated() {
+            names.append(try JSONFields.string(value, at: fields.place(key) + "[\(position)]"))
         }
-        self.properties = properties
+        return names
     }
 
     var json: JSONValue {
-        .object(["version": .integer(version), "properties": .array(properties.map(JSONValue.string))])
+        var members: [String: JSONValue] = [
+            "version": .integer(version), "properties": .array(properties.map(JSONValue.string)),
+        ]
+        if !required.isEmpty { members["required"] = .array(required.map(JSONValue.string)) }
+        return .object(members)
     }
 
     static func models(_ fields: JSONFields) throws(JSONShapeError) -> [String: ModelSchema] {

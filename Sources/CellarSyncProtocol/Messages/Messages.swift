@@ -33,14 +33,22 @@ public enum SyncProtocol {
     public static let maxNameBytes = 255
 }
 
-/// A model as a device declares it with each request: its schema version, and the properties it has.
+/// A model as a device declares it with each request: its schema version, the properties it has, and those a record
+/// must hold (every property that is not optional), by coding key.
+///
+/// The server keeps the newest version each user's devices declared, and judges older ones by it: an older app
+/// keeps syncing a model whose newer version only added optional properties (it never erases them: a push carries
+/// only the properties it changed); it is refused (`schemaOutdated`, naming the property) when it makes a record
+/// without a property the newer version requires, or when the newer version no longer has a property it requires.
 public struct ModelSchema: Sendable, Hashable {
     public var version: Int
     public var properties: [String]
+    public var required: [String]
 
-    public init(version: Int, properties: [String]) {
+    public init(version: Int, properties: [String], required: [String] = []) {
         self.version = version
         self.properties = properties
+        self.required = required
     }
 }
 
@@ -194,8 +202,11 @@ public struct SyncFailure: Sendable, Error, CustomStringConvertible {
         case badRequest
         /// A change names a model the request does not declare, or a property its model does not have.
         case unknownModel
-        /// The device's model is older than one the server has records of: the app needs an update.
+        /// The device's model is older than one the user's other devices run, and the change needs what the newer
+        /// one has (a property it requires): the app needs an update.
         case schemaOutdated
+        /// A record the server cannot keep as it is: a new record without a property its model requires.
+        case invalidRecord
         /// More changes or bytes than the server takes in one request.
         case tooLarge
         /// A stamp that is not one, or from further ahead than the server's clock allows.
