@@ -1,8 +1,9 @@
-// `cellar-demo sync --server URL --token TOKEN`: two devices, a phone and a laptop, each with its own store, sync
-// through a running cellar-server (`Server/demo` starts one on a private PostgreSQL and runs this).
+// `cellar-demo sync --server URL --token TOKEN [--other-token TOKEN]`: two devices, a phone and a laptop, each with its
+// own store, sync through a running cellar-server (`Server/demo` starts one on a private PostgreSQL and runs this).
 import Cellar
 import CellarSync
 import Foundation
+import Synchronization
 
 /// A note, synced: its id is a UUID, so two devices never make two notes with one id.
 struct Note: Model, Equatable {
@@ -18,11 +19,12 @@ struct Device {
     let store: Store
     let sync: SyncClient
 
-    init(_ name: String, in folder: URL, server: URL, token: String) throws {
+    init(_ name: String, in folder: URL, server: URL, token: String, events: ResetEvents? = nil) throws {
         self.name = name
         store = try Store(at: folder.appendingPathComponent(name), configuration: .init(models: [Note.self]))
-        sync = try SyncClient(
-            store: store, configuration: SyncConfiguration(server: server, token: token, models: [Note.self]))
+        var configuration = SyncConfiguration(server: server, token: token, models: [Note.self])
+        if let events { configuration.onClientReset = { events.record($0) } }
+        sync = try SyncClient(store: store, configuration: configuration)
     }
 
     func titles() throws -> [String] {
@@ -30,10 +32,18 @@ struct Device {
     }
 }
 
-func syncStory(server: URL, token: String) async throws {
+/// What a client reset said, before and after.
+final class ResetEvents: Sendable {
+    private let events = Mutex<[ClientResetEvent]>([])
+    func record(_ event: ClientResetEvent) { events.withLock { $0.append(event) } }
+    var all: [ClientResetEvent] { events.withLock { $0 } }
+}
+
+func syncStory(server: URL, token: String, otherUsersToken: String? = nil) async throws {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cellar-sync-demo-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: folder) }
-    let phone = try Device("phone", in: folder, server: server, token: token)
+    let events = ResetEvents()
+    let phone = try Device("phone", in: folder, server: server, token: token, events: events)
     let laptop = try Device("laptop", in: folder, server: server, token: token)
     print("Cellar sync demo: two devices of one user, syncing through \(server.absoluteString)")
 
@@ -101,4 +111,32 @@ func syncStory(server: URL, token: String) async throws {
     await laptop.sync.stop()
     let status = await laptop.sync.currentStatus
     say("laptop status: \(status.activity), \(status.pendingChanges) pending")
+
+    heading("A client reset: download again what the server has, push back what it lacks")
+    // The server asks for one when it cannot vouch for where a device stands: its database was restored from a
+    // backup, failed over, or made again. The app can also ask, as here; the configuration says what happens to this
+    // device's changes (recover, the default; discard; or manual).
+    try await phone.store.write { try $0.insert(Note(title: "Written just before the reset")) }
+    try await phone.sync.resetClient(.recoverUnsyncedChanges)
+    for event in events.all { say("phone: \(event)") }
+    try await laptop.sync.sync()
+    say("laptop: \(try laptop.titles())")
+
+    guard let otherUsersToken else { return }
+    heading("Another user signs in on the laptop: refused until the store signs out")
+    let guest = try SyncClient(
+        store: laptop.store,
+        configuration: SyncConfiguration(server: server, token: otherUsersToken, models: [Note.self]))
+    do {
+        try await guest.sync()
+    } catch {
+        say("refused: \(error)")
+    }
+    try await guest.signOut()
+    say("signed out: the laptop holds \(try laptop.titles().count) notes; they stay on the server for its user")
+    let guestClient = try SyncClient(
+        store: laptop.store,
+        configuration: SyncConfiguration(server: server, token: otherUsersToken, models: [Note.self]))
+    try await guestClient.sync()
+    say("the guest's notes on the laptop: \(try laptop.titles())")
 }

@@ -156,18 +156,21 @@ enum Shelter {
 func heading(_ title: String) { print("\n== \(title)") }
 func say(_ line: String) { print("   \(line)") }
 
-// `cellar-demo sync --server URL --token TOKEN`: the sync story (SyncStory.swift), against a running server.
+// `cellar-demo sync --server URL --token TOKEN [--other-token TOKEN]`: the sync story (SyncStory.swift), against a
+// running server; the other token, another user's, shows a store refusing to change hands without a sign-out.
 if CommandLine.arguments.dropFirst().first == "sync" {
     let arguments = CommandLine.arguments
     func value(_ name: String) -> String? {
         arguments.firstIndex(of: name).map { $0 + 1 < arguments.count ? arguments[$0 + 1] : "" }
     }
     guard let server = value("--server").flatMap(URL.init(string:)), let token = value("--token") else {
-        print("usage: cellar-demo sync --server URL --token TOKEN   (Server/demo starts a server and runs this)")
+        print(
+            "usage: cellar-demo sync --server URL --token TOKEN [--other-token TOKEN]   "
+                + "(Server/demo starts a server and runs this)")
         exit(2)
     }
     do {
-        try await syncStory(server: server, token: token)
+        try await syncStory(server: server, token: token, otherUsersToken: value("--other-token"))
         exit(0)
     } catch {
         print("sync demo failed: \(error)")

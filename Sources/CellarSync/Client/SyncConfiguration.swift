@@ -63,3 +63,22 @@ public enum ClientResetEvent: Sendable, Hashable {
     /// The reset ended: the server's records were downloaded, and (recovering) `repushed` records sent back.
     case didReset(mode: ClientResetMode, repushed: Int)
 }
+
+extension ClientResetMode: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .recoverUnsyncedChanges: "recover unsynced changes"
+        case .discardUnsyncedChanges: "discard unsynced changes"
+        case .manual: "manual"
+        }
+    }
+}
+
+extension ClientResetEvent: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .willReset(let reason, let mode): "reset begins (\(mode)): \(reason)"
+        case .didReset(let mode, let repushed): "reset done (\(mode)): \(repushed) record(s) pushed back"
+        }
+    }
+}
