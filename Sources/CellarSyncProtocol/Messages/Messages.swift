@@ -38,7 +38,7 @@ public enum SyncProtocol {
 ///
 /// The server keeps the newest version each user's devices declared, and judges older ones by it: an older app
 /// keeps syncing a model whose newer version only added optional properties (it never erases them: a push carries
-/// only the properties it changed); it is refused (`schemaOutdated`, naming the property) when it makes a record
+/// the properties it has, each with its stamp, merged property by property); it is refused (`schemaOutdated`, naming the property) when it makes a record
 /// without a property the newer version requires, or when the newer version no longer has a property it requires.
 public struct ModelSchema: Sendable, Hashable {
     public var version: Int
