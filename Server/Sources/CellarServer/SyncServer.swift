@@ -1,6 +1,8 @@
 import CellarSyncProtocol
 import Foundation
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
 import PostgresNIO
 import ServiceLifecycle
 
@@ -58,6 +60,33 @@ public struct DatabaseOptions: Sendable {
     }
 }
 
+/// The files of a TLS certificate: the chain (the server's certificate first) and its private key, both PEM.
+public struct TLSFiles: Sendable {
+    public var certificateChain: String
+    public var privateKey: String
+
+    public init(certificateChain: String, privateKey: String) {
+        self.certificateChain = certificateChain
+        self.privateKey = privateKey
+    }
+
+    /// The server's TLS configuration, or an error that names the file it could not read.
+    func configuration() throws -> TLSConfiguration {
+        let chain: [NIOSSLCertificate]
+        let key: NIOSSLPrivateKey
+        do { chain = try NIOSSLCertificate.fromPEMFile(certificateChain) } catch {
+            throw SyncServer.StartupError(description: "cannot read the TLS certificate \(certificateChain): \(error)")
+        }
+        do { key = try NIOSSLPrivateKey(file: privateKey, format: .pem) } catch {
+            throw SyncServer.StartupError(description: "cannot read the TLS private key \(privateKey): \(error)")
+        }
+        var configuration = TLSConfiguration.makeServerConfiguration(
+            certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        configuration.minimumTLSVersion = .tlsv12
+        return configuration
+    }
+}
+
 /// The HTTP side: the two endpoints of ``SyncProtocol``, each answering JSON, and refusals as a ``SyncFailure``.
 public enum SyncServer {
     /// Runs `body` with a connection pool to the database, running while `body` does.
@@ -80,11 +109,16 @@ public enum SyncServer {
     /// A connection without a whole request for `idleTimeout` is closed. On SIGTERM or SIGINT the server stops taking
     /// connections, answers waiting pulls at once, lets pushes in flight finish for ``ServerLimits/shutdownGrace``
     /// (then cancels them: their transactions roll back), and returns.
+    ///
+    /// With `tls` (a certificate chain and its private key, PEM files), it serves HTTPS, TLS 1.2 at least.
     public static func serve(
         host: String, port: Int, database: DatabaseOptions, logger: Logger,
-        idleTimeout: Duration = ServerLimits.idleTimeout,
+        idleTimeout: Duration = ServerLimits.idleTimeout, tls: TLSFiles? = nil,
         onListening: @escaping @Sendable (String, Int) -> Void
     ) async throws {
+        let http = HTTPServerBuilder.http1(
+            configuration: .init(idleTimeout: .seconds(idleTimeout.components.seconds)))
+        let builder = try tls.map { try HTTPServerBuilder.tls(http, tlsConfiguration: $0.configuration()) } ?? http
         try await withStore(database, logger: logger) { store in
             try await prepare(store, database: database)
             let server = try await store.identity()
@@ -93,10 +127,9 @@ public enum SyncServer {
                 group.addTask { await store.listen(notifier: notifier) }
                 defer { group.cancelAll() }
                 await notifier.waitUntilListening()
-                let seconds = idleTimeout.components.seconds
                 let app = Application(
                     router: router(store: store, server: server, notifier: notifier),
-                    server: .http1(configuration: .init(idleTimeout: .seconds(seconds))),
+                    server: builder,
                     configuration: .init(address: .hostname(host, port: port), serverName: nil),
                     onServerRunning: { channel in
                         onListening(host, channel.localAddress?.port ?? port)

@@ -75,15 +75,29 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds a connection may wait without a whole request before it is closed.")
     var idleTimeout = Int(ServerLimits.idleTimeout.components.seconds)
 
+    @Option(help: "Serve HTTPS with this certificate chain (PEM; the server's certificate first). Needs --tls-key.")
+    var tlsCertificate: String?
+
+    @Option(help: "The private key (PEM) of --tls-certificate.")
+    var tlsKey: String?
+
+    func validate() throws {
+        guard (tlsCertificate == nil) == (tlsKey == nil) else {
+            throw ValidationError("give --tls-certificate and --tls-key together, or neither")
+        }
+    }
+
     @OptionGroup var database: DatabaseArguments
 
     func run() async throws {
+        let tls = tlsCertificate.flatMap { chain in tlsKey.map { TLSFiles(certificateChain: chain, privateKey: $0) } }
+        let scheme = tls == nil ? "http" : "https"
         try await SyncServer.serve(
             host: host, port: port, database: try database.options(), logger: makeLogger(),
-            idleTimeout: .seconds(max(1, idleTimeout))
+            idleTimeout: .seconds(max(1, idleTimeout)), tls: tls
         ) { host, port in
             // Unbuffered: a test that started the server reads this line through a pipe.
-            FileHandle.standardOutput.write(Data("cellar-server listening on http://\(host):\(port)\n".utf8))
+            FileHandle.standardOutput.write(Data("cellar-server listening on \(scheme)://\(host):\(port)\n".utf8))
         }
     }
 }
