@@ -54,47 +54,47 @@ public final class UserTurns: Sendable {
     }
 
     private func acquire(_ owner: String, wait: Duration) async throws {
-        let id: UInt64? = state.withLock { state in
-            if state.running[owner, default: 0] < limit {
-                state.running[owner, default: 0] += 1
-                return nil
-            }
+        let id = state.withLock { state in
             state.nextID += 1
             return state.nextID
         }
-        guard let id else { return }
-        let granted = await withTaskGroup(of: Bool?.self) { group in
-            group.addTask {
-                await withCheckedContinuation { continuation in
-                    self.state.withLock {
-                        $0.waiting[owner, default: []].append(Waiter(id: id, continuation: continuation))
-                    }
-                }
-            }
+        let granted = await withTaskGroup(of: Void.self) { group in
+            // The wait's end: a waiter still in line leaves it, refused.
             group.addTask {
                 try? await Task.sleep(for: wait)
-                return nil
+                self.expire(owner, id)
             }
-            let first = await group.next() ?? nil
-            if first == nil {
-                // The wait ran out: leave the line, unless the turn came meanwhile.
-                let removed = self.state.withLock { state -> CheckedContinuation<Bool, Never>? in
-                    guard let position = state.waiting[owner]?.firstIndex(where: { $0.id == id }) else { return nil }
-                    return state.waiting[owner]?.remove(at: position).continuation
+            // Whether a turn is free and joining the line are one step: a release in between cannot be missed.
+            let granted = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                let now = state.withLock { state -> Bool in
+                    if state.running[owner, default: 0] < limit {
+                        state.running[owner, default: 0] += 1
+                        return true
+                    }
+                    state.waiting[owner, default: []].append(Waiter(id: id, continuation: continuation))
+                    return false
                 }
-                removed?.resume(returning: false)
-                let granted = await group.next() ?? false
-                group.cancelAll()
-                return granted ?? false
+                if now { continuation.resume(returning: true) }
             }
             group.cancelAll()
-            return first ?? false
+            return granted
         }
         guard granted else {
             throw SyncFailure(
                 .unavailable,
                 "this user's earlier requests still hold the server: waited \(wait) for a turn; try again later")
         }
+    }
+
+    /// Takes the waiter `id` out of `owner`'s line, refused, if it is still there.
+    private func expire(_ owner: String, _ id: UInt64) {
+        let removed = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+            guard let position = state.waiting[owner]?.firstIndex(where: { $0.id == id }) else { return nil }
+            let waiter = state.waiting[owner]?.remove(at: position)
+            if state.waiting[owner]?.isEmpty == true { state.waiting[owner] = nil }
+            return waiter?.continuation
+        }
+        removed?.resume(returning: false)
     }
 
     private func release(_ owner: String) {

@@ -115,6 +115,10 @@ public struct SyncStore: Sendable {
                 ALTER TABLE cellar_records ALTER COLUMN commit_sequence SET NOT NULL;
                 ALTER TABLE cellar_records ADD COLUMN bytes integer NOT NULL DEFAULT 0;
                 ALTER TABLE cellar_records ALTER COLUMN record TYPE json USING record::text::json;
+                -- Each old row is a transaction of its own, which a cursor can name.
+                INSERT INTO cellar_commits (owner, sequence, id, device)
+                SELECT owner, sequence, gen_random_uuid()::text, device FROM cellar_records
+                ON CONFLICT DO NOTHING;
             END IF;
         END $$
         """,
@@ -217,20 +221,27 @@ public struct SyncStore: Sendable {
                 // In the push's order, each record once.
                 var changed: [RecordKey] = []
                 var seen = Set<RecordKey>()
+                var refused: [RefusedChange] = []
                 for change in push.changes {
                     let key = RecordKey(model: change.model, id: change.id)
                     let existing = states[key] ?? RecordState()
                     let merged = existing.merged(with: change.state)
                     guard merged != existing else { continue }
                     if states[key] == nil, merged.deleted == nil {
-                        try Self.checkRequired(
-                            change, merged, declared: push.models[change.model], newest: newest[change.model])
+                        // Refused alone: the push's other changes go.
+                        do throws(SyncFailure) {
+                            try Self.checkRequired(
+                                change, merged, declared: push.models[change.model], newest: newest[change.model])
+                        } catch {
+                            refused.append(RefusedChange(model: change.model, id: change.id, failure: error))
+                            continue
+                        }
                     }
                     if seen.insert(key).inserted { changed.append(key) }
                     states[key] = merged
                 }
                 let applied = changed.count
-                guard applied > 0 else { return PushResponse(applied: 0, sequence: sequence) }
+                guard applied > 0 else { return PushResponse(applied: 0, sequence: sequence, refused: refused) }
                 let end = sequence + Int64(applied)
                 var columns = RecordColumns()
                 for key in changed {
@@ -268,7 +279,9 @@ public struct SyncStore: Sendable {
                 // Delivered at COMMIT, to every listening server process: theirs wake their waiting pulls.
                 try await connection.query("SELECT pg_notify(\(Self.channel), \(owner))", logger: logger)
                 if let delay = Self.commitDelay { try await Task.sleep(for: delay) }
-                return PushResponse(applied: applied, sequence: end, commit: SyncCursor(sequence: end, commit: commit))
+                return PushResponse(
+                    applied: applied, sequence: end, commit: SyncCursor(sequence: end, commit: commit), refused: refused
+                )
             }
         } catch let error as PostgresTransactionError {
             if let failure = error.closureError as? SyncFailure, error.rollbackError == nil { throw failure }
@@ -388,6 +401,12 @@ public struct SyncStore: Sendable {
                     more
                     ? try await Self.commit(owner: owner, at: boundary, connection: connection, logger: logger)
                     : try await Self.commit(owner: owner, at: nil, connection: connection, logger: logger)
+                // A page with more after it always ends on a transaction; without its row the device could never move
+                // past the page.
+                if more, standsOn == nil {
+                    throw SyncServer.StartupError(
+                        description: "cellar_commits has no transaction at sequence \(boundary ?? 0) of a user's rows")
+                }
                 return PullResponse(changes: changes, cursor: standsOn ?? cursor, more: more)
             }
         } catch let error as PostgresTransactionError {
@@ -483,7 +502,8 @@ public struct SyncStore: Sendable {
                 .schemaOutdated,
                 "\(change.model).\(property) is required by version \(newest.version) of the model, which other "
                     + "devices of this user run; this device has version \(declared.version) and makes \(change.model) "
-                    + "records without it: update the app (its edits of existing records still sync)")
+                    + "records without it: update the app (its other changes, and its edits of existing records, still sync)"
+            )
         }
     }
 

@@ -19,7 +19,11 @@ extension Store {
     @_spi(Sync)
     @discardableResult
     public func alignSyncClock(serverMilliseconds: Int64, roundTrip: Duration) throws(StoreError) -> Int {
-        let halfTrip = roundTrip.components.seconds * 500 + roundTrip.components.attoseconds / 2_000_000_000_000_000
+        // A server's clock reads between 1970 and the year 6429 (stamps keep 48 bits of milliseconds); anything else
+        // is not a clock to follow.
+        guard (0..<(1 << 47)).contains(serverMilliseconds) else { return 0 }
+        let halfTrip = min(
+            roundTrip.components.seconds * 500 + roundTrip.components.attoseconds / 2_000_000_000_000_000, 1 << 40)
         let offset = serverMilliseconds - (SyncStorage.localMilliseconds() - halfTrip)
         let serverNow = UInt64(max(0, serverMilliseconds)) << 16
         let bound = (UInt64(max(0, serverMilliseconds)) + SyncProtocol.maxClockLeadMilliseconds) << 16 | 0xFFFF

@@ -58,8 +58,9 @@ extension Store {
     /// removed, and the sync client's values under `clientValuePrefixes` dropped. A client reset that discards
     /// local changes, or a sign-out, then downloads again what the server has.
     ///
-    /// With `newDevice`, every synced model must be among `models`: the device table starts again with a new id,
-    /// and this store is a new device to whichever server and user it syncs with next.
+    /// With `newDevice`, every synced model must be among `models`: the device table starts again with a new id, the
+    /// account and every client's cursors are forgotten, and this store is a new device to whichever server and user
+    /// it syncs with next.
     @_spi(Sync)
     public func discardSyncedRecords(
         of models: [any Model.Type], clientValuePrefixes: [String], newDevice: Bool
@@ -96,6 +97,17 @@ extension Store {
                     }
                     for key in values { _ = try txn.delete(core.meta, key: key) }
                     if newDevice {
+                        // The account and every client's cursors: the next sign-in starts from nothing.
+                        var keys = [SyncStorage.accountKey]
+                        for prefix in [SyncStorage.cursorPrefix, SyncStorage.pushedPrefix] {
+                            let lower = Array(prefix.utf8)
+                            try txn.walk(core.meta, range: KeyRange(lower: lower)) { entry in
+                                guard entry.key.starts(with: lower) else { return false }
+                                keys.append(Array(entry.key))
+                                return true
+                            }
+                        }
+                        for key in keys { _ = try txn.delete(core.meta, key: key) }
                         try txn.put(
                             core.meta, key: SyncStorage.devicesKey,
                             value: SyncStorage.encodeDevices([SyncStorage.newDeviceID()]))

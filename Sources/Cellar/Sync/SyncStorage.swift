@@ -102,7 +102,10 @@ enum SyncStorage {
 
     /// Now, as a stamp time: milliseconds since 1970 in the high 48 bits, this machine's clock moved by `offset`
     /// (the server's clock minus this machine's).
-    static func now(offset: Int64 = 0) -> UInt64 { UInt64(max(0, localMilliseconds() + offset)) << 16 }
+    static func now(offset: Int64 = 0) -> UInt64 {
+        let (sum, overflow) = localMilliseconds().addingReportingOverflow(offset)
+        return UInt64(min(max(0, overflow ? 0 : sum), 1 << 47)) << 16
+    }
 
     /// This machine's clock, in milliseconds since 1970 (in the tests of a device whose clock is wrong, that far off).
     static func localMilliseconds() -> Int64 {

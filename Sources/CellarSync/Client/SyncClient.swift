@@ -67,6 +67,11 @@ public actor SyncClient {
     /// The stored names of the models, sorted: they name this client's cursor.
     private var modelNames: [String] { models.keys.sorted() }
     private var signedOut = false
+    /// Counts sign-outs, resets and new tokens: a request sent before one of them is not applied after it (its answer
+    /// belongs to the state before).
+    private var epoch = 0
+    /// The server a store must adopt in a reset the app starts (`.manual`): the one the last session answered.
+    private var serverToAdopt: String?
     private var status = SyncStatus()
     private var watchers: [UUID: AsyncStream<SyncStatus>.Continuation] = [:]
     private var live: Task<Void, Never>?
@@ -185,12 +190,14 @@ public actor SyncClient {
             position = last
             unstorable += batch.unstorable
             var commit: SyncCursor?
+            var refused: Set<String> = []
             if !batch.changes.isEmpty {
                 update(.pushing)
                 let request = PushRequest(
                     device: device, user: account.user, models: Self.declaring(batch.changes, in: schemas),
                     changes: batch.changes)
                 configuration.onPush?(.willSend)
+                let sent = epoch
                 let response: PushResponse
                 do {
                     response = try await transport.post(SyncProtocol.pushPath, request)
@@ -200,11 +207,23 @@ public actor SyncClient {
                     throw .server(failure)
                 }
                 configuration.onPush?(.didSend)
+                // Signed out or reset meanwhile: what this push did belongs to the state before (the entries it
+                // sent, if still there, go again).
+                guard sent == epoch else { throw signedOut ? .signedOut : .interrupted }
                 commit = response.commit
+                refused = Set(response.refused.map { "\($0.model)/\($0.id)" })
+                unstorable += response.refused.map {
+                    "the \($0.model) with id \($0.id.prefix(80)) was refused: \($0.failure.reason)"
+                }
             }
             try write { txn in
-                if let commit { try txn.setSyncCursor(commit, models: names, pushed: true) }
-                try txn.acknowledgeSync(batch.pending + batch.dropped)
+                // The newest transaction pushed, whatever order answers came in.
+                if let commit, commit.sequence > (try txn.syncCursor(models: names, pushed: true)?.sequence ?? 0) {
+                    try txn.setSyncCursor(commit, models: names, pushed: true)
+                }
+                // A refused change stays in the outbox.
+                try txn.acknowledgeSync(
+                    batch.pending.filter { !refused.contains("\($0.model)/\($0.id)") } + batch.dropped)
                 for change in batch.changes where models[change.model]?.keepsBase == true {
                     try keepBase(change, in: txn)
                 }
@@ -242,13 +261,18 @@ public actor SyncClient {
                 device: device, user: account.user, server: account.server, models: schemas, cursor: cursor,
                 pushed: pushed, limit: configuration.pullBatchSize, wait: wait)
             let started = ContinuousClock.now
+            let sent = epoch
             let response: PullResponse = try await transport.post(SyncProtocol.pullPath, request, waiting: wait)
+            // A sign-out, a reset or a new token came meanwhile: this answer belongs to the state before.
+            guard sent == epoch else { throw signedOut ? .signedOut : .interrupted }
             // A long poll's answer comes at its end: only a prompt one measures the clock.
             if let time = response.time, wait == 0 { try alignClock(time, roundTrip: ContinuousClock.now - started) }
             wait = 0
             if !response.changes.isEmpty { update(.pulling) }
             // Nothing new (a long poll that ended empty): no commit, no fsync.
-            if !response.changes.isEmpty || response.cursor != cursor { applied += try apply(response) }
+            if !response.changes.isEmpty || response.cursor != cursor {
+                applied += try apply(response, after: cursor)
+            }
             if !response.more { break }
         }
         update()
@@ -266,8 +290,12 @@ public actor SyncClient {
         if signedOut { throw .signedOut }
         if let session { return session }
         let started = ContinuousClock.now
+        let sent = epoch
         let response: SessionResponse = try await transport.post(
             SyncProtocol.sessionPath, SessionRequest(device: device))
+        if signedOut { throw .signedOut }
+        // A new token or a reset came meanwhile: ask again.
+        guard sent == epoch else { return try await ensureSession() }
         try alignClock(response.time, roundTrip: ContinuousClock.now - started)
         let answered = SyncAccount(server: response.server, user: response.user)
         if let session { return session }
@@ -283,6 +311,7 @@ public actor SyncClient {
         if let stored, stored.server != answered.server {
             // Another server, or its database made again: the store's cursor means nothing to it.
             session = stored
+            serverToAdopt = answered.server
             _ = try await reset(
                 reason: "the server is not the one this store synced with (\(stored.server) before, "
                     + "\(answered.server) now)",
@@ -309,6 +338,10 @@ public actor SyncClient {
 
     private func reset(reason: String, mode: ClientResetMode, server: String? = nil) async throws(SyncError) -> Int {
         guard mode != .manual else { throw .clientResetRequired(reason: reason) }
+        if signedOut { throw .signedOut }
+        // Pulls and pushes sent before the reset are not applied after it.
+        epoch += 1
+        let server = server ?? serverToAdopt
         configuration.onClientReset?(.willReset(reason: reason, mode: mode))
         update(.resetting)
         let names = modelNames
@@ -341,6 +374,7 @@ public actor SyncClient {
             }
         }
         if let account { session = account }
+        serverToAdopt = nil
         let applied = try await pullPages(wait: 0)
         let repushed = try await pushAll()
         configuration.onClientReset?(.didReset(mode: mode, repushed: mode == .discardUnsyncedChanges ? 0 : repushed))
@@ -353,6 +387,7 @@ public actor SyncClient {
     public func updateToken(_ token: String) {
         transport.token = token
         session = nil
+        epoch += 1
     }
 
     /// Signs this store out of sync: deletes here every record of the synced models and everything sync kept (its
@@ -367,6 +402,8 @@ public actor SyncClient {
     ///   ``SyncError/signOutMissesModels(_:)`` when the store syncs models this client's configuration does not name.
     public func signOut(discardingUnsyncedChanges: Bool = false) async throws(SyncError) {
         stop()
+        // Whatever is in flight (a pull of this user, a push's answer) is not applied after this.
+        epoch += 1
         let missing: [String]
         do { missing = try store.syncedModelNames().filter { models[$0] == nil } } catch { throw .store(error) }
         guard missing.isEmpty else { throw .signOutMissesModels(missing.sorted()) }
@@ -376,13 +413,6 @@ public actor SyncClient {
             try store.discardSyncedRecords(of: configuration.models, clientValuePrefixes: [""], newDevice: true)
         } catch {
             throw .store(error)
-        }
-        try write { txn in
-            try txn.setSyncAccount(nil)
-            for cursor in try txn.syncCursors() {
-                try txn.setSyncCursor(nil, models: cursor.models)
-                try txn.setSyncCursor(nil, models: cursor.models, pushed: true)
-            }
         }
         session = nil
         signedOut = true
@@ -480,7 +510,10 @@ public actor SyncClient {
                 let state: RecordState?
                 do {
                     state = try model.pushState(scope, pending)
-                } catch let error as EncodingError {
+                } catch let error as StoreError {
+                    throw error
+                } catch {
+                    // Its `Codable` JSON cannot be made, or read back (nested too deep, a key twice).
                     batch.unstorable.append(Self.cannotSync(pending, "its JSON cannot be made (\(error))"))
                     batch.passed(pending)
                     continue
@@ -523,8 +556,10 @@ public actor SyncClient {
 
     /// Applies one pull's changes, retries the changes that waited for a link's target, and moves the cursor: all
     /// in one transaction.
-    private func apply(_ response: PullResponse) throws(SyncError) -> Int {
+    private func apply(_ response: PullResponse, after cursor: SyncCursor?) throws(SyncError) -> Int {
         try write { txn in
+            // Another pull of this client moved the cursor since this one was asked: its page is stale.
+            guard try txn.syncCursor(models: modelNames) == cursor else { return 0 }
             var applied = 0
             var waiting = Dictionary(
                 try txn.syncValues(prefix: Self.waitingPrefix).compactMap { entry in

@@ -28,6 +28,9 @@ public enum SyncError: Error, Sendable, CustomStringConvertible {
     case signOutMissesModels([String])
     /// The client signed out: make a new one for the next user.
     case signedOut
+    /// A reset or a new token came while a request was on its way: its answer was not applied, and the next round
+    /// starts afresh. The live loop retries at once.
+    case interrupted
     /// The store failed.
     case store(StoreError)
 
@@ -62,6 +65,8 @@ public enum SyncError: Error, Sendable, CustomStringConvertible {
                 + "sign out with a client configured with every synced model."
         case .signedOut:
             "This client signed out of its store: make a new SyncClient for the next user."
+        case .interrupted:
+            "A client reset or a new token came while a request was on its way; its answer was not applied. Sync again."
         case .store(let error):
             error.description
         }

@@ -149,11 +149,24 @@ extension PushResponse: JSONMessage {
         commit = try fields.optional("commit").map { (value) throws(JSONShapeError) in
             try SyncCursor(json: value, at: "commit")
         }
+        var refused: [RefusedChange] = []
+        for (position, value) in (fields.optional("refused") == nil ? [] : try fields.array("refused")).enumerated() {
+            let change = try JSONFields(value, path: "refused[\(position)]")
+            refused.append(
+                RefusedChange(
+                    model: try change.string("model"), id: try change.string("id"),
+                    failure: try SyncFailure(json: try change.value("failure"))))
+        }
+        self.refused = refused
     }
 
     public var json: JSONValue {
         var members: [String: JSONValue] = ["applied": .integer(applied), "sequence": .integer(sequence)]
         if let commit { members["commit"] = commit.json }
+        if !refused.isEmpty {
+            members["refused"] = .array(
+                refused.map { .object(["model": .string($0.model), "id": .string($0.id), "failure": $0.failure.json]) })
+        }
         return .object(members)
     }
 }

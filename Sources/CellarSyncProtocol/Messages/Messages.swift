@@ -131,11 +131,28 @@ public struct PushResponse: Sendable {
     /// The transaction the push committed; `nil` when it changed nothing. The device names it in its pulls until it
     /// has pulled past it: a server that lost it (restored from a backup taken before) asks for a client reset.
     public var commit: SyncCursor?
+    /// The changes the server refused one by one (a new record without a required property), the others applied:
+    /// they stay in the device's outbox, and its status says why.
+    public var refused: [RefusedChange]
 
-    public init(applied: Int, sequence: Int64, commit: SyncCursor? = nil) {
+    public init(applied: Int, sequence: Int64, commit: SyncCursor? = nil, refused: [RefusedChange] = []) {
         self.applied = applied
         self.sequence = sequence
         self.commit = commit
+        self.refused = refused
+    }
+}
+
+/// A change of a push the server did not apply, and why.
+public struct RefusedChange: Sendable, Hashable {
+    public var model: String
+    public var id: String
+    public var failure: SyncFailure
+
+    public init(model: String, id: String, failure: SyncFailure) {
+        self.model = model
+        self.id = id
+        self.failure = failure
     }
 }
 
@@ -192,7 +209,7 @@ public struct PullResponse: Sendable {
 }
 
 /// A refusal: `code` for programs, `reason` for people.
-public struct SyncFailure: Sendable, Error, CustomStringConvertible {
+public struct SyncFailure: Sendable, Hashable, Error, CustomStringConvertible {
     public enum Code: String, Sendable, CaseIterable {
         /// No token, or one the server does not know.
         case unauthorized

@@ -58,8 +58,9 @@ enum Harness {
         return token
     }
 
-    /// The rows of a query through psql, as text: one line a row, columns separated by `|`.
-    static func sql(_ query: String) async throws -> String {
+    /// The rows of a query through psql, as text: one line a row, columns separated by `|`. As the cluster's
+    /// superuser `postgres`, in `database`, when given.
+    static func sql(_ query: String, asSuperuser: Bool = false, database: String? = nil) async throws -> String {
         let path = (environment["PATH"] ?? "").split(separator: ":").map { "\($0)/psql" }
         let debian = ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []).sorted()
             .reversed().map { "/usr/lib/postgresql/\($0)/bin/psql" }
@@ -68,8 +69,8 @@ enum Harness {
             URL(fileURLWithPath: psql ?? "/usr/bin/psql"),
             [
                 "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", environment["CELLAR_DATABASE_SOCKET"] ?? "",
-                "-U", environment["CELLAR_DATABASE_USER"] ?? "cellar", "-d",
-                environment["CELLAR_DATABASE_NAME"] ?? "cellar", "-c", query,
+                "-U", asSuperuser ? "postgres" : environment["CELLAR_DATABASE_USER"] ?? "cellar", "-d",
+                database ?? environment["CELLAR_DATABASE_NAME"] ?? "cellar", "-c", query,
             ])
         try #require(status == 0, "psql failed on: \(query)")
         return output.trimmingCharacters(in: .whitespacesAndNewlines)

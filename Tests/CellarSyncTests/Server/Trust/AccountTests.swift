@@ -135,4 +135,29 @@ struct AccountTests {
         #expect(try await store.read { try $0.objects(Card.self).count() } == 2)
         #expect(try await store.read { try $0.object(Folder.self, id: folder.id) }?.name == "Renamed")
     }
+
+    /// A pull that was waiting when the store signed out is answered after it: its records are not applied (they
+    /// would be the signed-out user's, in a store that is no one's).
+    @Test func anAnswerThatArrivesAfterASignOutIsNotApplied() async throws {
+        let server = try await ServerProcess()
+        let token = try await Harness.token(for: Harness.newUser("sign-out-race"))
+        let phone = try SyncedDevice(server: server.url, token: token)
+        let tablet = try SyncedDevice(server: server.url, token: token)
+        try await phone.store.write { try $0.insert(Card(id: "c1", title: "before")) }
+        try await phone.client.sync()
+        try await tablet.client.sync()
+        let waiting = Task { try await tablet.client.pullAll(wait: 30) }
+        // Until the pull waits on the server.
+        try await Task.sleep(for: .seconds(1))
+        try await tablet.client.signOut(discardingUnsyncedChanges: true)
+        #expect(try await tablet.store.read { try $0.objects(Card.self).count() } == 0)
+        // The phone's push wakes the waiting pull, whose answer comes after the sign-out.
+        try await phone.store.write { try $0.insert(Card(id: "c2", title: "after")) }
+        try await phone.client.sync()
+        let result = await waiting.result
+        #expect(throws: SyncError.self) { try result.get() }
+        #expect(try await tablet.store.read { try $0.objects(Card.self).count() } == 0)
+        #expect(try await tablet.store.read { try $0.syncCursors() }.isEmpty)
+        #expect(try await tablet.store.read { try $0.syncAccount() } == nil)
+    }
 }

@@ -63,20 +63,23 @@ struct SchemaVersionTests {
     }
 
     /// Before: the server took `{"title": …}` alone as a new record, and every device then held a change that waited
-    /// forever for the properties it lacked.
+    /// forever for the properties it lacked. Now that change alone is refused, naming them, and the push's others go.
     @Test func aNewRecordWithoutItsRequiredPropertiesIsRefusedNamingThem() async throws {
         let server = try await ServerProcess()
         let user = Harness.newUser("required")
         let device = Device(server: server.url, token: try await Harness.token(for: user), id: Harness.device("e"))
         let models = ["Dog": ModelSchema(version: 1, properties: ["name", "age", "owner"], required: ["name", "age"])]
-        let push = PushRequest(
-            device: device.id, models: models,
-            changes: [change("rex", ["name": .string("Rex")], stamp: Harness.stamp(device.id))])
-        let answer = try await device.refused(SyncProtocol.pushPath, body: Data(push.jsonBytes))
-        #expect(answer.status == 422)
-        #expect(answer.failure.code == .invalidRecord)
-        #expect(answer.failure.reason.contains("age"), "\(answer.failure.reason)")
-        #expect(try await Harness.sql("SELECT count(*) FROM cellar_records WHERE owner = '\(user)'") == "0")
+        let pushed = try await device.push(
+            [
+                change("rex", ["name": .string("Rex")], stamp: Harness.stamp(device.id)),
+                change("fido", ["name": .string("Fido"), "age": .integer(2)], stamp: Harness.stamp(device.id)),
+            ], models: models)
+        #expect(pushed.applied == 1)
+        #expect(pushed.refused.map(\.id) == ["rex"])
+        #expect(pushed.refused.first?.failure.code == .invalidRecord)
+        #expect(pushed.refused.first?.failure.reason.contains("age") == true)
+        #expect(
+            try await Harness.sql("SELECT string_agg(id, ',') FROM cellar_records WHERE owner = '\(user)'") == "fido")
         // Whole, it goes; and a later change of one property of it needs nothing more.
         _ = try await device.push(
             [change("rex", ["name": .string("Rex"), "age": .integer(3)], stamp: Harness.stamp(device.id))],
@@ -84,7 +87,7 @@ struct SchemaVersionTests {
         _ = try await device.push(
             [change("rex", ["name": .string("Rexy")], stamp: Harness.stamp(device.id, offset: 5))], models: models)
         #expect(
-            try await Harness.sql("SELECT record::text FROM cellar_records WHERE owner = '\(user)'")
+            try await Harness.sql("SELECT record::text FROM cellar_records WHERE owner = '\(user)' AND id = 'rex'")
                 == #"{"age":3,"name":"Rexy"}"#)
     }
 }
