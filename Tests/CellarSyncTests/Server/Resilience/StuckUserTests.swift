@@ -6,7 +6,8 @@ import Testing
 /// requests take at most a few of the pool's connections at once.
 @Suite("Sync: a stuck user does not stall the others", .enabled(if: Harness.canRun, Harness.skipMessage), .hangGuard)
 struct StuckUserTests {
-    /// psql holding a transaction with `owner`'s row locked until it is stopped (or a minute passed).
+    /// psql holding a transaction with `owner`'s row locked until it is stopped (or four minutes passed: far past
+    /// what the test takes on a loaded machine, so that "still held" means the others did not wait for it).
     final class HeldLock: @unchecked Sendable {
         let process = Process()
         let owner: String
@@ -20,7 +21,7 @@ struct StuckUserTests {
                 environment["CELLAR_DATABASE_USER"] ?? "cellar", "-d", environment["CELLAR_DATABASE_NAME"] ?? "cellar",
                 "-c",
                 "BEGIN; SELECT 1 FROM cellar_owners WHERE owner = '\(owner)' FOR UPDATE; "
-                    + "SELECT pg_sleep(60) /* holds \(owner) */; COMMIT;",
+                    + "SELECT pg_sleep(240) /* holds \(owner) */; COMMIT;",
             ]
             process.standardOutput = FileHandle.nullDevice
             try process.run()
