@@ -10,7 +10,7 @@ public struct JSONSyntaxError: Error, Sendable, CustomStringConvertible {
 extension JSONValue {
     /// The deepest nesting of arrays and objects the parser reads: deeper input is refused, so that no input can
     /// exhaust the stack.
-    public static let maxDepth = 512
+    public static let maxDepth = 128
 
     /// Reads one JSON value (RFC 8259) from `bytes`, with whitespace around it and nothing else.
     ///
