@@ -3,8 +3,12 @@ import Foundation
 
 // Models whose `Codable` code is written the way app code is: decoders that force-unwrap, trap on a broken rule,
 // validate and throw, or branch on another field. Each stores and reads its own values perfectly; Cellar must never
-// hand such a decoder a value its encoder did not write. `AppDecoderTests` runs each story in this process, so that a
-// trap is a failed test and not the end of the suite.
+// hand such a decoder a value its encoder did not write. `AppDecoderTests` runs each story in this process (the
+// test helper, a child of the suite), so that a trap is a failed test and not the end of the suite.
+//
+// The `precondition`s and the `fatalError` below are the point, not library code: they stand for the app's own
+// invariants, and stay. A trap means Cellar ran the app's decoder on a value it made up (the crash at launch of
+// issue 40). This target is not a product; nothing a user builds links it.
 
 enum Medium: String, Codable, Equatable, Sendable {
     case book, film
@@ -79,6 +83,7 @@ struct Checked: Model, Equatable {
         id = try container.decode(Int.self, forKey: .id)
         name = try container.decode(String.self, forKey: .name)
         scores = try container.decode([Int].self, forKey: .scores)
+        // App code, trapping on purpose (see the top of the file): Cellar must never hand it made-up values.
         precondition(name.first?.isLetter == true, "a name starts with a letter")
         precondition(scores.count == 3, "three scores")
         precondition(id > 0, "ids are positive")
@@ -123,6 +128,7 @@ struct Drawing: Model, Equatable {
         switch try container.decode(String.self, forKey: .type) {
         case "circle": shape = .circle(radius: try container.decode(Double.self, forKey: .radius))
         case "square": shape = .square(side: try container.decode(Double.self, forKey: .side))
+        // App code, trapping on purpose (see the top of the file).
         case let other: fatalError("unknown shape \(other)")
         }
     }
@@ -161,6 +167,7 @@ struct Contact: Model, Equatable {
         init(_ digits: String) { self.digits = digits }
         init(from decoder: any Decoder) throws {
             digits = try decoder.singleValueContainer().decode(String.self)
+            // App code, trapping on purpose (see the top of the file).
             precondition(digits.count == 10 && digits.allSatisfy(\.isNumber), "ten digits")
         }
         func encode(to encoder: any Encoder) throws {
@@ -251,6 +258,7 @@ struct Shelf: Model, Equatable {
         label = try container.decode(String.self, forKey: .label)
         items = try container.decode([Link<ForcedRawValue>].self, forKey: .items)
         medium = Medium(rawValue: try container.decode(String.self, forKey: .medium))!
+        // App code, trapping on purpose (see the top of the file).
         precondition(!label.isEmpty, "a shelf has a label")
     }
     func encode(to encoder: any Encoder) throws {
